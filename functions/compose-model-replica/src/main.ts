@@ -1,0 +1,6 @@
+// The compose-model-replica server: flags, TLS, logs and shutdown come from the shared runtime.
+
+import { serveFunction } from '#lib';
+import { compose } from './fn.js';
+
+await serveFunction({ name: 'compose-model-replica', handler: compose });

@@ -1,0 +1,84 @@
+// The per-cluster cache status: what a ModelCacheHydration reports in its own
+// status, and what ModelCache copies, one entry per cluster, into
+// `status.clusters[]`. compose-model-replica reads that entry to decide whether
+// (and how) to start an engine on its cluster.
+
+import { asArray, asString, getIn, isObject, type JsonObject } from './json.js';
+
+export const PHASES = ['Pending', 'Hydrating', 'Ready', 'Failed'] as const;
+export type Phase = (typeof PHASES)[number];
+
+export const ARTIFACT_KINDS = ['Image', 'ModelArtifact'] as const;
+export type ArtifactKind = (typeof ARTIFACT_KINDS)[number];
+
+/** One cluster's cache state, as the child reports it (and the parent copies it). */
+export interface ClusterCacheState {
+  phase: Phase;
+  /** Why, when not Ready; what it resolved to, when it helps. */
+  message?: string;
+  /** The mount contract, only when Ready. Kept as received: consumers validate it. */
+  mount?: JsonObject;
+  /** PersistentVolumeClaim source: the claim's access modes. */
+  accessModes?: string[];
+  /** OCI source: the digest the reference resolved to, latched. */
+  digest?: string;
+  /** OCI source: what the reference names. */
+  artifactKind?: ArtifactKind;
+}
+
+export interface CacheEntry extends ClusterCacheState {
+  name: string;
+}
+
+function isPhase(value: unknown): value is Phase {
+  return typeof value === 'string' && (PHASES as readonly string[]).includes(value);
+}
+
+function isArtifactKind(value: unknown): value is ArtifactKind {
+  return typeof value === 'string' && (ARTIFACT_KINDS as readonly string[]).includes(value);
+}
+
+/**
+ * Read a cluster cache state from a status object. An absent or unknown phase
+ * reads as Pending: nothing is served from a state nobody reported.
+ */
+export function readCacheState(status: unknown): ClusterCacheState {
+  const phase = getIn(status, 'phase');
+  const state: ClusterCacheState = { phase: isPhase(phase) ? phase : 'Pending' };
+  const message = asString(getIn(status, 'message'));
+  if (message !== undefined) state.message = message;
+  const mount = getIn(status, 'mount');
+  if (isObject(mount)) state.mount = mount;
+  const accessModes = getIn(status, 'accessModes');
+  if (Array.isArray(accessModes)) state.accessModes = accessModes.filter((m): m is string => typeof m === 'string');
+  const digest = asString(getIn(status, 'digest'));
+  if (digest !== undefined) state.digest = digest;
+  const kind = getIn(status, 'artifactKind');
+  if (isArtifactKind(kind)) state.artifactKind = kind;
+  return state;
+}
+
+/** The entries of a ModelCache's `status.clusters[]`; entries without a name are skipped. */
+export function cacheEntries(cacheStatus: unknown): CacheEntry[] {
+  const entries: CacheEntry[] = [];
+  for (const raw of asArray(getIn(cacheStatus, 'clusters'))) {
+    const name = asString(getIn(raw, 'name'));
+    if (name !== undefined) entries.push({ name, ...readCacheState(raw) });
+  }
+  return entries;
+}
+
+export function findCacheEntry(cacheStatus: unknown, cluster: string): CacheEntry | undefined {
+  return cacheEntries(cacheStatus).find((entry) => entry.name === cluster);
+}
+
+/** The fields of a state in the order a person reads them, without any unset field. */
+export function cacheStateFields(state: ClusterCacheState): JsonObject {
+  const out: JsonObject = { phase: state.phase };
+  if (state.message !== undefined) out['message'] = state.message;
+  if (state.mount !== undefined) out['mount'] = state.mount;
+  if (state.accessModes !== undefined) out['accessModes'] = [...state.accessModes];
+  if (state.digest !== undefined) out['digest'] = state.digest;
+  if (state.artifactKind !== undefined) out['artifactKind'] = state.artifactKind;
+  return out;
+}

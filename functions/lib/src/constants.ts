@@ -1,0 +1,75 @@
+// The names, paths and numbers that more than one function must agree on, each
+// defined once, each with the reason it has the value it has.
+
+/** The API group and version of every XR these functions compose or read. */
+export const MODELPLANE_API_VERSION = 'modelplane.ai/v1alpha1';
+
+export const KIND = {
+  ModelCache: 'ModelCache',
+  ModelCacheHydration: 'ModelCacheHydration',
+  ModelReplica: 'ModelReplica',
+  InferenceCluster: 'InferenceCluster',
+} as const;
+
+/**
+ * The namespace on every workload cluster for the cache and the serving pods
+ * alike: a pod can mount only a claim in its own namespace (architecture
+ * decision 4), and upstream Modelplane v0.3.1 uses `default` for both.
+ */
+export const REMOTE_NAMESPACE = 'default';
+
+/** Where engine pods read the model. Upstream's path; engines are configured against it. */
+export const CACHE_MOUNT_PATH = '/mnt/models';
+
+/**
+ * The pod volume that carries the cache. Never `dshm` (the shared-memory volume
+ * every engine pod has) and never the HOME scratch volume's name.
+ */
+export const CACHE_VOLUME = 'model-cache';
+
+/** The shared-memory volume every engine pod gets first (upstream's name). */
+export const SHM_VOLUME = 'dshm';
+
+/**
+ * A read-only cache leaves an engine nowhere to write its caches (HuggingFace,
+ * torch, vLLM all write under $HOME), so such pods get this writable scratch
+ * volume as HOME.
+ */
+export const HOME_VOLUME = 'modelplane-home';
+export const HOME_MOUNT_PATH = '/modelplane-home';
+/** Bounded so a runaway engine cache evicts its own pod, not the node. */
+export const HOME_SIZE_LIMIT = '20Gi';
+
+/** Volume names a cache contract may not use: the pod already has them. */
+export const RESERVED_VOLUME_NAMES: readonly string[] = [SHM_VOLUME, HOME_VOLUME];
+
+/** Where the hydration Job writes the weights (a different path from engines', so they can't be confused). */
+export const HYDRATION_MOUNT_PATH = '/mnt/artifact';
+
+/** The hydration Job's image: it needs only Python and pip to install huggingface_hub. */
+export const HYDRATION_IMAGE = 'python:3.11-slim';
+
+/** Bounded retries: after three failed pods the Job is Failed and the cluster reports why. */
+export const JOB_BACKOFF_LIMIT = 3;
+/** A finished Job (and its pod, with its logs) stays three minutes for a person to read, then goes. */
+export const JOB_TTL_SECONDS = 180;
+
+/** On everything the cache composes on a workload cluster, so a person can list it. */
+export const LABEL_MODELCACHE = 'modelplane.ai/modelcache';
+/** On each ModelCacheHydration: the cluster it stages. */
+export const LABEL_CLUSTER = 'modelplane.ai/cluster';
+
+/** The env var a cache contract always sets: what `--model=$(MODELPLANE_MODEL)` should read. */
+export const MODEL_ENV = 'MODELPLANE_MODEL';
+/** HuggingFace reads and writes its hub cache here (the hub layout, not a flat directory). */
+export const HF_HUB_CACHE_ENV = 'HF_HUB_CACHE';
+
+/** The ModelPack CSI driver that mounts CNCF model artifacts, and its reference attribute. */
+export const MODELPACK_CSI_DRIVER = 'model.csi.modelpack.org';
+export const MODELPACK_CSI_REFERENCE_ATTRIBUTE = 'model.csi.modelpack.org/reference';
+
+/** Upstream's response TTL: Crossplane calls again within a minute even when nothing changes. */
+export const RESPONSE_TTL_SECONDS = 60;
+
+/** The HTTPRoute parent on every workload cluster (upstream v0.3.1), unless the cluster reports another. */
+export const DEFAULT_GATEWAY = { name: 'inference-gateway', namespace: 'modelplane-system' } as const;

@@ -1,0 +1,19 @@
+// The shared library: everything two functions must agree on, defined once.
+
+export * from './cache-status.js';
+export * from './cluster.js';
+export * from './constants.js';
+export * from './input.js';
+export * from './json.js';
+export * from './mount.js';
+export * from './names.js';
+export * from './protocol.js';
+export * from './remote.js';
+export * from './request.js';
+export * from './response.js';
+export * from './selector.js';
+export * from './runtime/flags.js';
+export * from './runtime/log.js';
+export * from './runtime/serve.js';
+export * from './runtime/server.js';
+export * from './runtime/tls.js';

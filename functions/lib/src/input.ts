@@ -1,0 +1,197 @@
+// Reading user input. Every spec field a function uses is parsed here into a
+// typed value, and anything unexpected becomes an InputError that names the
+// field and what is wrong with it. The runtime turns an InputError into a Fatal
+// result, so Crossplane keeps every composed resource as it is and shows the
+// message on the XR: bad input never crashes a server or drops a resource.
+
+import { isObject } from './json.js';
+
+export class InputError extends Error {
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`${field} ${problem}`);
+    this.name = 'InputError';
+  }
+}
+
+export type Parser<T> = (value: unknown, field: string) => T;
+
+interface OptionalField<T> {
+  readonly optional: true;
+  readonly parse: Parser<T>;
+}
+
+type Field<T> = Parser<T> | OptionalField<T>;
+type Shape = Record<string, Field<unknown>>;
+
+type RequiredKeys<S extends Shape> = {
+  [K in keyof S]: S[K] extends OptionalField<unknown> ? never : K;
+}[keyof S];
+type OptionalKeys<S extends Shape> = {
+  [K in keyof S]: S[K] extends OptionalField<unknown> ? K : never;
+}[keyof S];
+type FieldType<F> = F extends OptionalField<infer T> ? T : F extends Parser<infer T> ? T : never;
+
+export type Parsed<S extends Shape> = { [K in RequiredKeys<S>]: FieldType<S[K]> } & {
+  [K in OptionalKeys<S>]?: FieldType<S[K]>;
+};
+
+/** A field that may be absent (or null, which Kubernetes treats the same). */
+export function optional<T>(parse: Parser<T>): OptionalField<T> {
+  return { optional: true, parse };
+}
+
+/** Short, printable form of a bad value for an error message (never a secret: only spec fields reach here). */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') {
+    const shown = value.length > 40 ? `${value.slice(0, 40)}…` : value;
+    return JSON.stringify(shown);
+  }
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return typeof value;
+}
+
+export interface StringRules {
+  minLength?: number;
+  maxLength?: number;
+  pattern?: RegExp;
+  /** What the pattern means, for the error message. */
+  patternHint?: string;
+}
+
+export function string(rules: StringRules = {}): Parser<string> {
+  const minLength = rules.minLength ?? 1;
+  return (value, field) => {
+    if (typeof value !== 'string') throw new InputError(field, `must be a string (got ${describe(value)})`);
+    if (value.length < minLength) {
+      throw new InputError(field, minLength === 1 ? 'must not be empty' : `must be at least ${minLength} characters`);
+    }
+    if (rules.maxLength !== undefined && value.length > rules.maxLength) {
+      throw new InputError(field, `must be at most ${rules.maxLength} characters (got ${value.length})`);
+    }
+    if (rules.pattern && !rules.pattern.test(value)) {
+      throw new InputError(field, `must be ${rules.patternHint ?? `match ${rules.pattern.source}`} (got ${describe(value)})`);
+    }
+    return value;
+  };
+}
+
+export function integer(rules: { min: number; max: number }): Parser<number> {
+  return (value, field) => {
+    // Struct numbers are doubles: 20 arrives as 20.0, which is fine; 20.5 is not.
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < rules.min || value > rules.max) {
+      throw new InputError(field, `must be an integer from ${rules.min} to ${rules.max} (got ${describe(value)})`);
+    }
+    return value;
+  };
+}
+
+export function boolean(): Parser<boolean> {
+  return (value, field) => {
+    if (typeof value !== 'boolean') throw new InputError(field, `must be true or false (got ${describe(value)})`);
+    return value;
+  };
+}
+
+export function oneOf<const T extends string>(values: readonly T[]): Parser<T> {
+  return (value, field) => {
+    if (typeof value !== 'string' || !(values as readonly string[]).includes(value)) {
+      throw new InputError(field, `must be one of ${values.join(', ')} (got ${describe(value)})`);
+    }
+    return value as T;
+  };
+}
+
+export function array<T>(item: Parser<T>, rules: { minItems?: number; maxItems?: number } = {}): Parser<T[]> {
+  return (value, field) => {
+    if (!Array.isArray(value)) throw new InputError(field, `must be a list (got ${describe(value)})`);
+    if (rules.minItems !== undefined && value.length < rules.minItems) {
+      throw new InputError(field, `must have at least ${rules.minItems} item${rules.minItems === 1 ? '' : 's'}`);
+    }
+    if (rules.maxItems !== undefined && value.length > rules.maxItems) {
+      throw new InputError(field, `must have at most ${rules.maxItems} items (got ${value.length})`);
+    }
+    return value.map((entry, index) => item(entry, `${field}[${index}]`));
+  };
+}
+
+/** A map of string keys to parsed values (labels, volume attributes). */
+export function record<T>(entry: Parser<T>, rules: { maxProperties?: number } = {}): Parser<Record<string, T>> {
+  return (value, field) => {
+    if (!isObject(value)) throw new InputError(field, `must be a map (got ${describe(value)})`);
+    const keys = Object.keys(value);
+    if (rules.maxProperties !== undefined && keys.length > rules.maxProperties) {
+      throw new InputError(field, `must have at most ${rules.maxProperties} entries (got ${keys.length})`);
+    }
+    const out: Record<string, T> = {};
+    for (const key of keys) out[key] = entry(value[key], `${field}.${key}`);
+    return out;
+  };
+}
+
+/**
+ * An object with the given fields. Unknown fields are ignored (the API server's
+ * schema prunes them; a function must not fail on a field it does not read).
+ */
+export function object<S extends Shape>(shape: S): Parser<Parsed<S>> {
+  return (value, field) => {
+    if (!isObject(value)) throw new InputError(field, `must be an object (got ${describe(value)})`);
+    const out: Record<string, unknown> = {};
+    for (const [key, spec] of Object.entries(shape)) {
+      const raw = Object.hasOwn(value, key) ? value[key] : undefined;
+      const path = field === '' ? key : `${field}.${key}`;
+      if (typeof spec === 'function') {
+        if (raw === undefined || raw === null) throw new InputError(path, 'is required');
+        out[key] = spec(raw, path);
+      } else if (raw !== undefined && raw !== null) {
+        out[key] = spec.parse(raw, path);
+      }
+    }
+    return out as Parsed<S>;
+  };
+}
+
+/** A parser that also checks a rule across fields; the rule returns a problem or undefined. */
+export function refine<T>(parse: Parser<T>, rule: (value: T, field: string) => InputError | undefined): Parser<T> {
+  return (value, field) => {
+    const parsed = parse(value, field);
+    const problem = rule(parsed, field);
+    if (problem) throw problem;
+    return parsed;
+  };
+}
+
+/** Parse and return either the value or the error, for callers that report per item. */
+export function tryParse<T>(parse: Parser<T>, value: unknown, field: string): { value: T } | { error: InputError } {
+  try {
+    return { value: parse(value, field) };
+  } catch (error) {
+    if (error instanceof InputError) return { error };
+    throw error;
+  }
+}
+
+// Kubernetes name rules, shared by every parser that reads a name.
+export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** A Kubernetes object name that must be a DNS label (namespaces, cluster names, XR names). */
+export const dnsLabel = (): Parser<string> =>
+  string({
+    maxLength: 63,
+    pattern: DNS_LABEL,
+    patternHint: 'a DNS label: lower-case letters, digits and "-", starting and ending with a letter or digit',
+  });
+
+/** A Kubernetes object name that may contain dots (Secrets, claims, ConfigMaps). */
+export const dnsSubdomain = (): Parser<string> =>
+  string({
+    maxLength: 253,
+    pattern: DNS_SUBDOMAIN,
+    patternHint: 'a DNS subdomain: lower-case letters, digits, "-" and "."',
+  });

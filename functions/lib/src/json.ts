@@ -1,0 +1,98 @@
+// JSON shapes as they cross the protocol. Every resource, spec and status in a
+// RunFunctionRequest is a google.protobuf.Struct, which decodes to plain JSON.
+// The functions never trust those shapes: they read them through these guards.
+
+export type JsonPrimitive = string | number | boolean | null;
+export type JsonValue = JsonPrimitive | JsonValue[] | JsonObject;
+// Values may be `undefined` while an object is being built; `prune` drops them
+// (and any null) before anything is written to a response.
+export interface JsonObject {
+  [key: string]: JsonValue | undefined;
+}
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The value as an object, or undefined when it is anything else. */
+export function asObject(value: unknown): JsonObject | undefined {
+  return isObject(value) ? value : undefined;
+}
+
+/** The value as an array, or an empty array when it is anything else. */
+export function asArray(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/** The value as a non-empty string, or undefined. */
+export function asString(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * Walk a path of own keys. Anything that is not an object on the way yields
+ * undefined, so a malformed resource reads as "field absent", never a throw.
+ */
+export function getIn(value: unknown, ...path: string[]): unknown {
+  let current: unknown = value;
+  for (const key of path) {
+    if (!isObject(current) || !Object.hasOwn(current, key)) return undefined;
+    current = current[key];
+  }
+  return current;
+}
+
+export function getObject(value: unknown, ...path: string[]): JsonObject | undefined {
+  return asObject(getIn(value, ...path));
+}
+
+export function getString(value: unknown, ...path: string[]): string | undefined {
+  return asString(getIn(value, ...path));
+}
+
+/** A map of string to string (labels, annotations); other entries are skipped. */
+export function getStringMap(value: unknown, ...path: string[]): Record<string, string> {
+  const source = getObject(value, ...path);
+  const out: Record<string, string> = {};
+  if (!source) return out;
+  for (const [key, entry] of Object.entries(source)) {
+    if (typeof entry === 'string') out[key] = entry;
+  }
+  return out;
+}
+
+/**
+ * A JSON-safe deep copy without null, undefined or non-finite numbers. Crossplane
+ * reads a null in desired state as "delete this field", so nothing we send may
+ * hold one; empty arrays and objects are kept, because they can mean something.
+ */
+export function prune<T>(value: T): T {
+  return pruneValue(value) as T;
+}
+
+function pruneValue(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (const item of value) {
+      const kept = pruneValue(item);
+      if (kept !== undefined) out.push(kept);
+    }
+    return out;
+  }
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const key of Object.keys(value)) {
+      const kept = pruneValue((value as Record<string, unknown>)[key]);
+      if (kept !== undefined) out[key] = kept;
+    }
+    return out;
+  }
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  if (typeof value === 'string' || typeof value === 'boolean') return value;
+  return undefined;
+}
+
+/** Cast a typed Kubernetes shape (built from @kubernetes/client-node types) to JSON. */
+export function toJson(value: object): JsonObject {
+  return value as unknown as JsonObject;
+}

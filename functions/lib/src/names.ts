@@ -1,0 +1,69 @@
+// Composed names. They are a contract with objects that already exist on
+// clusters (a PVC made by upstream Modelplane v0.3.1 is adopted by name), so
+// they are computed exactly as Crossplane's Python SDK computes them.
+
+import { createHash } from 'node:crypto';
+import { InputError, DNS_LABEL } from './input.js';
+
+const DNS_LABEL_MAX = 63;
+const HASH_LENGTH = 5;
+const SEPARATOR = '-';
+
+/**
+ * Crossplane's Python SDK `resource.child_name`, byte for byte: the parts joined
+ * with "-", cut to 57 code points with trailing dashes removed, then "-" and the
+ * first five hex digits of the SHA-256 of the whole, uncut string. Always
+ * hashed, so a short name and a long one are told apart the same way; never
+ * longer than 63 characters.
+ */
+export function childName(...parts: string[]): string {
+  const full = parts.join(SEPARATOR);
+  const hash = createHash('sha256').update(full, 'utf8').digest('hex').slice(0, HASH_LENGTH);
+  // Python slices by code point; Array.from does too (it matters only outside the BMP).
+  let prefix = Array.from(full)
+    .slice(0, DNS_LABEL_MAX - HASH_LENGTH - SEPARATOR.length)
+    .join('');
+  while (prefix.endsWith(SEPARATOR)) prefix = prefix.slice(0, -SEPARATOR.length);
+  return `${prefix}${SEPARATOR}${hash}`;
+}
+
+/**
+ * Names that reach childName from user objects must keep the result a DNS
+ * label. childName does not clean its input (it must match the SDK), so a bad
+ * part is refused here, naming the field it came from.
+ */
+export function assertNamePart(value: string, field: string): string {
+  if (value.length === 0 || value.length > DNS_LABEL_MAX || !DNS_LABEL.test(value)) {
+    throw new InputError(
+      field,
+      `must be a DNS label (lower-case letters, digits and "-", at most 63 characters) to name composed resources (got ${JSON.stringify(value.slice(0, 70))})`,
+    );
+  }
+  return value;
+}
+
+/** The per-cluster object names of one ModelCache (they live on that cluster, so the cluster is not in them). */
+export interface CacheNames {
+  /** The staging PVC (HuggingFace): upstream's name, so an existing Bound PVC is adopted. */
+  pvc: string;
+  /** The hydration Job. */
+  job: string;
+  /** The token Secret the Job reads. */
+  authSecret: string;
+  /** The OCI resolver Job, its ServiceAccount, Role, RoleBinding and result ConfigMap. */
+  resolver: string;
+}
+
+export function cacheNames(namespace: string, cache: string): CacheNames {
+  return {
+    pvc: childName('modelcache', namespace, cache),
+    job: childName('modelcache', namespace, cache, 'hydrate'),
+    authSecret: childName('modelcache', namespace, cache, 'auth'),
+    resolver: childName('modelcache', namespace, cache, 'resolve'),
+  };
+}
+
+/** The ModelCacheHydration child that stages one cache on one cluster. */
+export function hydrationName(namespace: string, cache: string, cluster: string): string {
+  return childName('modelcache', namespace, cache, cluster);
+}

@@ -1,0 +1,98 @@
+// Objects on workload clusters. Everything a function puts on a workload
+// cluster is wrapped in a provider-kubernetes Object, which reports the remote
+// object back under status.atProvider.manifest.
+
+import { asArray, getIn, getObject, getString, isObject, type JsonObject } from './json.js';
+
+export const OBJECT_API_VERSION = 'kubernetes.m.crossplane.io/v1alpha1';
+export const OBJECT_KIND = 'Object';
+
+export type ManagementPolicy = 'Observe' | 'Create' | 'Update' | 'Delete' | 'LateInitialize' | '*';
+
+/**
+ * For Jobs: no Delete. Dropping the Object from desired state orphans the Job,
+ * whose own TTL then removes it and its pod, so a finished Job is never
+ * deleted mid-run by a reconcile.
+ */
+export const JOB_POLICIES: readonly ManagementPolicy[] = ['Observe', 'Create', 'Update', 'LateInitialize'];
+/** For things Modelplane must see but never create, change or delete (a user's claim, a result ConfigMap). */
+export const OBSERVE_ONLY: readonly ManagementPolicy[] = ['Observe'];
+
+/** Readiness queries, evaluated by provider-kubernetes against the remote object. */
+export const READY_QUERY = {
+  pvcBound: 'object.status.phase == "Bound"',
+  jobComplete: 'object.status.conditions.exists(c, c.type == "Complete" && c.status == "True")',
+  workloadAvailable: 'has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Available" && c.status == "True")',
+} as const;
+
+export type Readiness = { policy: 'DeriveFromCelQuery'; celQuery: string } | { policy: 'SuccessfulCreate' };
+
+export function celReadiness(celQuery: string): Readiness {
+  return { policy: 'DeriveFromCelQuery', celQuery };
+}
+export const SUCCESSFUL_CREATE: Readiness = { policy: 'SuccessfulCreate' };
+
+export interface RemoteObjectOptions {
+  /** The ClusterProviderConfig of the workload cluster. */
+  providerConfig: string;
+  manifest: JsonObject;
+  /** Omitted means the provider's default. */
+  readiness?: Readiness;
+  /** Omitted means the provider's default (everything, Delete included). */
+  managementPolicies?: readonly ManagementPolicy[];
+}
+
+/** A provider-kubernetes Object that puts `manifest` on the workload cluster. */
+export function remoteObject(options: RemoteObjectOptions): JsonObject {
+  const spec: JsonObject = {
+    forProvider: { manifest: options.manifest },
+    providerConfigRef: { kind: 'ClusterProviderConfig', name: options.providerConfig },
+  };
+  if (options.readiness) spec['readiness'] = { ...options.readiness };
+  if (options.managementPolicies) spec['managementPolicies'] = [...options.managementPolicies];
+  return { apiVersion: OBJECT_API_VERSION, kind: OBJECT_KIND, spec };
+}
+
+/** The remote object as last observed, or undefined before the provider has seen it. */
+export function remoteManifest(object: unknown): JsonObject | undefined {
+  return getObject(object, 'status', 'atProvider', 'manifest');
+}
+
+/** The remote object's own status, or an empty object. */
+export function remoteStatus(object: unknown): JsonObject {
+  return getObject(remoteManifest(object), 'status') ?? {};
+}
+
+export interface ObservedCondition {
+  status: string;
+  reason?: string;
+  message?: string;
+}
+
+/** A condition of type `type` in `status.conditions` of any object. */
+export function conditionOf(object: unknown, type: string): ObservedCondition | undefined {
+  for (const raw of asArray(getIn(object, 'status', 'conditions'))) {
+    if (!isObject(raw) || raw['type'] !== type) continue;
+    const condition: ObservedCondition = { status: typeof raw['status'] === 'string' ? raw['status'] : 'Unknown' };
+    const reason = getString(raw, 'reason');
+    if (reason) condition.reason = reason;
+    const message = getString(raw, 'message');
+    if (message) condition.message = message;
+    return condition;
+  }
+  return undefined;
+}
+
+export function conditionIsTrue(object: unknown, type: string): boolean {
+  return conditionOf(object, type)?.status === 'True';
+}
+
+/** Crossplane's verdict on a composed resource: its Ready condition is True. */
+export function isReady(object: unknown): boolean {
+  return conditionIsTrue(object, 'Ready');
+}
+
+/** The management policies an observed Object carries (empty when unset). */
+export function managementPoliciesOf(object: unknown): string[] {
+  return asArray(getIn(object, 'spec', 'managementPolicies')).filter((p): p is string => typeof p === 'string');
+}

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { InputError, assertNamePart, cacheNames, childName, hydrationName } from '#lib';
+
+// Every value in lib.md's table, the upstream literals, and the computed vectors.
+const VECTORS: [string[], string][] = [
+  [['modelcache', 'ml-team', 'qwen'], 'modelcache-ml-team-qwen-17db2'],
+  [['modelcache', 'ml-team', 'qwen', 'hydrate'], 'modelcache-ml-team-qwen-hydrate-256ec'],
+  [['modelcache', 'ml-team', 'qwen', 'auth'], 'modelcache-ml-team-qwen-auth-ae01b'],
+  [['test-cluster', 'kubeconfig'], 'test-cluster-kubeconfig-55b57'],
+  [['modelcache', 'ml-team', 'kimi-k2', 'us-east-a100'], 'modelcache-ml-team-kimi-k2-us-east-a100-e3395'],
+  [['modelcache', 'ml-team', 'qwen', 'cluster-a'], 'modelcache-ml-team-qwen-cluster-a-d4283'],
+  [['test-cluster', 'subnet-us-west-2a'], 'test-cluster-subnet-us-west-2a-952dc'],
+  [['modelplane-system', 'test-cluster', 'eks'], 'modelplane-system-test-cluster-eks-0865f'],
+  [['test-cluster', 'sa-key'], 'test-cluster-sa-key-3295c'],
+  [['modelcache', 'ml-team', 'kimi-k2'], 'modelcache-ml-team-kimi-k2-81193'],
+  [['modelcache', 'ml-team', 'kimi-k2', 'hydrate'], 'modelcache-ml-team-kimi-k2-hydrate-fc988'],
+  [['modelcache', 'ml-team', 'kimi-k2', 'auth'], 'modelcache-ml-team-kimi-k2-auth-4f88b'],
+  [['modelcache', 'ml-team', 'kimi-k2', 'us-east-a100', 'resolve'], 'modelcache-ml-team-kimi-k2-us-east-a100-resolve-7093a'],
+  [['modelcache', 'ml-team', 'qwen', 'cluster-b'], 'modelcache-ml-team-qwen-cluster-b-a99c8'],
+  [['modelcache', 'ml-team', 'qwen', 'resolve'], 'modelcache-ml-team-qwen-resolve-167ed'],
+  [['my-xr', 'bucket'], 'my-xr-bucket-05ecb'],
+  [['test-replica', 'main'], 'test-replica-main-6b608'],
+  [['test-replica', 'main', 'standalone', 'devices'], 'test-replica-main-standalone-devices-e609d'],
+  [['qwen-0', 'main'], 'qwen-0-main-7c37f'],
+  [['qwen-0', 'main', 'leader', 'devices'], 'qwen-0-main-leader-devices-08577'],
+  [['mp', 'ml-team'], 'mp-ml-team-51733'],
+];
+
+describe('childName', () => {
+  it.each(VECTORS)('%j → %s', (parts, expected) => {
+    expect(childName(...parts)).toBe(expected);
+  });
+
+  it('cuts at 57 characters, strips the dashes the cut leaves, and hashes the whole string', () => {
+    const name = childName('modelcache', 'team-with-a-rather-long-namespace', 'a-very-long-model-cache-name', 'cluster-prod-1');
+    expect(name).toBe('modelcache-team-with-a-rather-long-namespace-a-very-long-ef232');
+    expect(name).toHaveLength(62);
+  });
+
+  it('is exactly 63 characters when the cut lands on a letter', () => {
+    expect(childName('modelcache', 'ns', 'x'.repeat(60))).toBe('modelcache-ns-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-4ec52');
+    expect(childName('modelcache', 'abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklm', 'xyz')).toBe(
+      'modelcache-abcdefghijklmnopqrstuvwxyz0123456789abcdefghij-e8c61',
+    );
+    expect(childName('a'.repeat(60), 'main')).toBe(`${'a'.repeat(57)}-8bf5d`);
+  });
+
+  it('keeps an empty part as a double dash and hashes an empty name like the SDK', () => {
+    expect(childName('a', '', 'b').startsWith('a--b-')).toBe(true);
+    expect(childName('')).toBe('-e3b0c');
+  });
+
+  it('never exceeds 63 characters, whatever the parts', () => {
+    for (let n = 0; n < 200; n += 7) {
+      const name = childName('modelcache', 'n'.repeat(n), '-'.repeat(n % 13), 'c'.repeat(200 - n));
+      expect(name.length).toBeLessThanOrEqual(63);
+    }
+  });
+});
+
+describe('cache names', () => {
+  it('are upstream names, without the cluster (each lives on its own cluster)', () => {
+    expect(cacheNames('ml-team', 'qwen')).toEqual({
+      pvc: 'modelcache-ml-team-qwen-17db2',
+      job: 'modelcache-ml-team-qwen-hydrate-256ec',
+      authSecret: 'modelcache-ml-team-qwen-auth-ae01b',
+      resolver: 'modelcache-ml-team-qwen-resolve-167ed',
+    });
+    expect(hydrationName('ml-team', 'kimi-k2', 'us-east-a100')).toBe('modelcache-ml-team-kimi-k2-us-east-a100-e3395');
+  });
+});
+
+describe('assertNamePart', () => {
+  it.each(['qwen', 'a', 'cluster-a1', 'x'.repeat(63)])('accepts %s', (value) => {
+    expect(assertNamePart(value, 'metadata.name')).toBe(value);
+  });
+
+  it.each(['Qwen', 'qwen_3', '-qwen', 'qwen-', '', 'x'.repeat(64), 'qwen.3', 'ünïcode'])('refuses %j, naming the field', (value) => {
+    expect(() => assertNamePart(value, 'spec.clusterName')).toThrow(InputError);
+    expect(() => assertNamePart(value, 'spec.clusterName')).toThrow(/^spec\.clusterName must be a DNS label/);
+  });
+});

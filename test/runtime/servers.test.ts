@@ -1,0 +1,163 @@
+// Each built server, started as Crossplane starts it and called over gRPC by an
+// independent client: requirements, tag and TTL, Fatal on a broken XR (and the
+// next call still answered), logs, exit codes, shutdown.
+
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  FUNCTION_NAMES,
+  functionClient,
+  hydrationXr,
+  items,
+  inferenceCluster,
+  modelCacheXr,
+  parseLine,
+  replicaXr,
+  request,
+  startServer,
+  type FunctionClient,
+  type FunctionName,
+  type RunningServer,
+  type TestRequest,
+  type TestResource,
+  type TestSelector,
+} from '#testing';
+
+interface Case {
+  xr: TestResource;
+  /** The requirements the function's spec names for this XR. */
+  requirements: Record<string, TestSelector>;
+  resolved: TestRequest['requiredResources'];
+}
+
+const CASES: Record<FunctionName, Case> = {
+  'compose-model-cache': {
+    xr: modelCacheXr(),
+    requirements: {
+      clusters: {
+        apiVersion: 'modelplane.ai/v1alpha1',
+        kind: 'InferenceCluster',
+        matchLabels: { labels: { 'modelplane.ai/tier': 'a100' } },
+      },
+      replicas: { apiVersion: 'modelplane.ai/v1alpha1', kind: 'ModelReplica', matchLabels: { labels: {} }, namespace: 'ml-team' },
+    },
+    resolved: { clusters: items(), replicas: items() },
+  },
+  'compose-model-cache-hydration': {
+    xr: hydrationXr({ authSecret: { name: 'hf-token', key: 'HF_TOKEN', namespace: 'ml-team' } }),
+    requirements: {
+      cluster: { apiVersion: 'modelplane.ai/v1alpha1', kind: 'InferenceCluster', matchName: 'cluster-a' },
+      'auth-secret': { apiVersion: 'v1', kind: 'Secret', matchName: 'hf-token', namespace: 'ml-team' },
+    },
+    resolved: { cluster: items(inferenceCluster('cluster-a')), 'auth-secret': items() },
+  },
+  'compose-model-replica': {
+    xr: replicaXr(),
+    requirements: {
+      cluster: { apiVersion: 'modelplane.ai/v1alpha1', kind: 'InferenceCluster', matchName: 'cluster-a' },
+      cache: { apiVersion: 'modelplane.ai/v1alpha1', kind: 'ModelCache', matchName: 'qwen', namespace: 'ml-team' },
+    },
+    resolved: { cluster: items(inferenceCluster('cluster-a')), cache: items() },
+  },
+};
+
+describe.each(FUNCTION_NAMES)('%s over gRPC', (name) => {
+  let server: RunningServer;
+  let client: FunctionClient;
+  let startedMs: number;
+  const fixture = CASES[name];
+
+  beforeAll(async () => {
+    const t0 = performance.now();
+    server = await startServer(name);
+    startedMs = performance.now() - t0;
+    client = functionClient(server.address);
+  });
+  afterAll(async () => {
+    client.close();
+    await server.stop();
+  });
+
+  it('listens within 2 s of starting', () => {
+    expect(startedMs).toBeLessThan(2000);
+  });
+
+  it('answers with the requirements only, echoing the tag and setting the TTL', async () => {
+    const rsp = await client.run({ meta: { tag: 'first-call' }, observed: { composite: fixture.xr } });
+    expect(rsp.meta).toEqual({ tag: 'first-call', ttl: { seconds: 60, nanos: 0 } });
+    expect(rsp.requirements?.resources).toEqual(fixture.requirements);
+    expect(rsp.results.filter((r) => r.severity === 'SEVERITY_FATAL')).toEqual([]);
+    expect(rsp.desired?.resources ?? {}).toEqual({});
+    expect(rsp.desired?.composite).toBeUndefined();
+  });
+
+  it('asks for the same requirements once they are resolved, so the loop ends on the second call', async () => {
+    const rsp = await client.run(request({ observed: { composite: fixture.xr }, requiredResources: fixture.resolved }));
+    expect(rsp.requirements?.resources).toEqual(fixture.requirements);
+    expect(rsp.results.filter((r) => r.severity === 'SEVERITY_FATAL')).toEqual([]);
+  });
+
+  it.each<[string, TestRequest, string]>([
+    ['no XR at all', { meta: { tag: 'bad-1' } }, 'observed composite resource must be an object'],
+    [
+      'an XR without metadata.name',
+      { meta: { tag: 'bad-2' }, observed: { composite: { resource: { apiVersion: 'v1', kind: 'X', metadata: { namespace: 'n' } } } } },
+      'metadata.name is missing',
+    ],
+    [
+      'an XR without metadata',
+      { meta: { tag: 'bad-3' }, observed: { composite: { resource: { spec: {} } } } },
+      'metadata must be an object',
+    ],
+  ])('refuses %s with a Fatal result naming what is missing, and answers the next call', async (_case, bad, message) => {
+    const rsp = await client.run(bad);
+    expect(rsp.meta.tag).toBe(bad.meta?.tag);
+    expect(rsp.results).toHaveLength(1);
+    expect(rsp.results[0]).toMatchObject({ severity: 'SEVERITY_FATAL' });
+    expect(rsp.results[0]!.message).toContain(message);
+    const next = await client.run({ meta: { tag: 'after' }, observed: { composite: fixture.xr } });
+    expect(next.meta.tag).toBe('after');
+    expect(next.requirements?.resources).toEqual(fixture.requirements);
+  });
+
+  it('logs one JSON line per request with its tag and duration', async () => {
+    await client.run({ meta: { tag: 'logged-call' }, observed: { composite: fixture.xr } });
+    const entries = server.lines.map(parseLine).filter((e) => e?.['msg'] === 'RunFunction' && e['tag'] === 'logged-call');
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      level: 'info',
+      function: name,
+      xr: `ml-team/${(fixture.xr.resource['metadata'] as { name: string }).name}`,
+    });
+    expect(typeof entries[0]!['durationMs']).toBe('number');
+  });
+});
+
+describe('process lifecycle', () => {
+  it('exits 0 on SIGTERM and on SIGINT', async () => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const server = await startServer('compose-model-cache');
+      const ended = await server.stop(signal);
+      expect(ended).toEqual({ code: 0, signal: null });
+      expect(server.lines.map(parseLine).some((e) => e?.['msg'] === 'stopped')).toBe(true);
+    }
+  });
+
+  it('exits non-zero with a clear message when the port is taken', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const address = blocker.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    try {
+      const attempt = startServer('compose-model-replica', { args: ['--address', `127.0.0.1:${port}`] });
+      await expect(attempt).rejects.toThrow(/exited \(code 1[,)][\s\S]*address already in use/);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('exits non-zero naming the missing certificate when TLS is on and no certificates are mounted', async () => {
+    const attempt = startServer('compose-model-cache', { tls: true, env: { TLS_SERVER_CERTS_DIR: '/nonexistent/certs' } });
+    await expect(attempt).rejects.toThrow(/exited \(code 1[\s\S]*cannot read \/nonexistent\/certs\/ca\.crt/);
+  });
+});

@@ -1,0 +1,192 @@
+// A RunFunction client built from the protocol definition with protobufjs,
+// independent of the servers' own codec.
+
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { RunFunctionRequest as SdkRequest, RunFunctionResponse as SdkResponse, jsonLogger, runSafely, type FunctionHandler } from '#lib';
+import {
+  fromStruct,
+  toStruct,
+  type ProtoStruct,
+  type TestRequest,
+  type TestResource,
+  type TestResponse,
+  type TestSelector,
+} from './protocol.js';
+
+const PROTO = fileURLToPath(new URL('../proto/run_function.proto', import.meta.url));
+const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+type UnaryCallback = (error: grpc.ServiceError | null, response: RawResponse) => void;
+interface RawClient extends grpc.Client {
+  RunFunction(request: unknown, options: grpc.CallOptions, callback: UnaryCallback): grpc.ClientUnaryCall;
+}
+type RawClientConstructor = new (address: string, credentials: grpc.ChannelCredentials, options?: grpc.ClientOptions) => RawClient;
+
+interface RawResource {
+  resource?: ProtoStruct;
+  ready?: string;
+  connectionDetails?: Record<string, Buffer>;
+}
+interface RawResponse {
+  meta?: { tag?: string; ttl?: { seconds?: number; nanos?: number } };
+  desired?: { composite?: RawResource; resources?: Record<string, RawResource> };
+  results?: TestResponse['results'];
+  requirements?: TestResponse['requirements'];
+  conditions?: TestResponse['conditions'];
+  context?: ProtoStruct;
+}
+
+let constructorCache: RawClientConstructor | undefined;
+function clientConstructor(): RawClientConstructor {
+  if (constructorCache) return constructorCache;
+  const definition = protoLoader.loadSync(PROTO, {
+    keepCase: false,
+    longs: Number,
+    enums: String,
+    defaults: false,
+    oneofs: false,
+    arrays: true,
+    objects: true,
+  });
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
+    apiextensions: { fn: { proto: { v1: { FunctionRunnerService: RawClientConstructor } } } };
+  };
+  constructorCache = loaded.apiextensions.fn.proto.v1.FunctionRunnerService;
+  return constructorCache;
+}
+
+function encodeResource(resource: TestResource): RawResource {
+  const out: RawResource = { resource: toStruct(resource.resource) };
+  if (resource.ready) out.ready = resource.ready;
+  if (resource.connectionDetails) out.connectionDetails = resource.connectionDetails;
+  return out;
+}
+
+function encodeResources(map: Record<string, TestResource> | undefined): Record<string, RawResource> {
+  const out: Record<string, RawResource> = {};
+  for (const [key, value] of Object.entries(map ?? {})) out[key] = encodeResource(value);
+  return out;
+}
+
+function encodeSets(map: Record<string, { items: TestResource[] }> | undefined): Record<string, { items: RawResource[] }> {
+  const out: Record<string, { items: RawResource[] }> = {};
+  for (const [key, value] of Object.entries(map ?? {})) out[key] = { items: value.items.map(encodeResource) };
+  return out;
+}
+
+export function encodeRequest(req: TestRequest): Record<string, unknown> {
+  const state = (s: TestRequest['observed']) =>
+    s === undefined
+      ? undefined
+      : { composite: s.composite ? encodeResource(s.composite) : undefined, resources: encodeResources(s.resources) };
+  return {
+    meta: req.meta ?? { tag: '' },
+    observed: state(req.observed),
+    desired: state(req.desired),
+    context: req.context ? toStruct(req.context) : undefined,
+    requiredResources: encodeSets(req.requiredResources),
+    extraResources: encodeSets(req.extraResources),
+    credentials: req.credentials ?? {},
+  };
+}
+
+function decodeResource(raw: RawResource): TestResource {
+  const out: TestResource = { resource: fromStruct(raw.resource), ready: (raw.ready as TestResource['ready']) ?? 'READY_UNSPECIFIED' };
+  if (raw.connectionDetails && Object.keys(raw.connectionDetails).length > 0) out.connectionDetails = raw.connectionDetails;
+  return out;
+}
+
+export function decodeResponse(raw: RawResponse): TestResponse {
+  const rsp: TestResponse = {
+    meta: { tag: raw.meta?.tag ?? '' },
+    results: raw.results ?? [],
+    conditions: raw.conditions ?? [],
+  };
+  if (raw.meta?.ttl) rsp.meta.ttl = { seconds: raw.meta.ttl.seconds ?? 0, nanos: raw.meta.ttl.nanos ?? 0 };
+  if (raw.desired) {
+    const resources: Record<string, TestResource> = {};
+    for (const [key, value] of Object.entries(raw.desired.resources ?? {})) resources[key] = decodeResource(value);
+    rsp.desired = { resources };
+    if (raw.desired.composite) rsp.desired.composite = decodeResource(raw.desired.composite);
+  }
+  if (raw.requirements) {
+    const resources: Record<string, TestSelector> = {};
+    for (const [key, selector] of Object.entries(raw.requirements.resources ?? {})) {
+      resources[key] = selector;
+    }
+    rsp.requirements = { resources };
+  }
+  if (raw.context) rsp.context = fromStruct(raw.context);
+  return rsp;
+}
+
+export interface FunctionClient {
+  run(req: TestRequest, options?: { timeoutMs?: number }): Promise<TestResponse>;
+  close(): void;
+}
+
+export function functionClient(address: string, credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure()): FunctionClient {
+  const Client = clientConstructor();
+  const client = new Client(address, credentials, {
+    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+  });
+  return {
+    run(req, options = {}) {
+      return new Promise((resolve, reject) => {
+        const deadline = new Date(Date.now() + (options.timeoutMs ?? 10_000));
+        client.RunFunction(encodeRequest(req), { deadline }, (error, response) => {
+          if (error) reject(error);
+          else resolve(decodeResponse(response));
+        });
+      });
+    },
+    close() {
+      client.close();
+    },
+  };
+}
+
+// --- In process: the same encode/decode path, without a socket ----------------
+
+interface MethodCodec {
+  requestSerialize(value: unknown): Buffer;
+  responseDeserialize(bytes: Buffer): RawResponse;
+}
+
+let codecCache: MethodCodec | undefined;
+function methodCodec(): MethodCodec {
+  if (codecCache) return codecCache;
+  const definition = protoLoader.loadSync(PROTO, {
+    keepCase: false,
+    longs: Number,
+    enums: String,
+    defaults: false,
+    oneofs: false,
+    arrays: true,
+    objects: true,
+  });
+  const service = definition['apiextensions.fn.proto.v1.FunctionRunnerService'] as unknown as Record<string, MethodCodec>;
+  codecCache = service['RunFunction']!;
+  return codecCache;
+}
+
+/**
+ * Run a handler on a test request through both codecs (protobufjs to bytes,
+ * the server's codec from bytes, and back), as the server would, minus the
+ * socket. Fast enough for large tables; the gRPC tests cover the transport.
+ */
+export function inProcessClient(name: string, handler: FunctionHandler): FunctionClient {
+  const codec = methodCodec();
+  const logger = jsonLogger({ function: name, debug: false, write: () => undefined });
+  return {
+    run(req) {
+      const request = SdkRequest.decode(codec.requestSerialize(encodeRequest(req)));
+      const response = runSafely(name, handler, request, logger);
+      return Promise.resolve(decodeResponse(codec.responseDeserialize(Buffer.from(SdkResponse.encode(response).finish()))));
+    },
+    close() {},
+  };
+}
