@@ -96,3 +96,23 @@ export function isReady(object: unknown): boolean {
 export function managementPoliciesOf(object: unknown): string[] {
   return asArray(getIn(object, 'spec', 'managementPolicies')).filter((p): p is string => typeof p === 'string');
 }
+
+/**
+ * The desired form of an Object exactly as it was observed: what we last asked
+ * of it (manifest, provider config, readiness, policies), without what
+ * Crossplane or the provider added. Re-desiring this when an input goes
+ * missing (a cluster briefly unreadable, a cache status that flaps) keeps the
+ * remote object as it is, where dropping it would delete it.
+ */
+export function keepObservedObject(observed: JsonObject): JsonObject {
+  const spec = getObject(observed, 'spec') ?? {};
+  const kept: JsonObject = {};
+  for (const field of ['forProvider', 'providerConfigRef', 'readiness', 'managementPolicies'] as const) {
+    if (spec[field] !== undefined && spec[field] !== null) kept[field] = spec[field];
+  }
+  return {
+    apiVersion: getString(observed, 'apiVersion') ?? OBJECT_API_VERSION,
+    kind: getString(observed, 'kind') ?? OBJECT_KIND,
+    spec: kept,
+  };
+}

@@ -23,6 +23,7 @@ import {
   setCondition,
   READY_QUERY,
   JOB_POLICIES,
+  keepObservedObject,
 } from '#lib';
 
 function req(partial: Partial<RunFunctionRequest>): RunFunctionRequest {
@@ -175,5 +176,34 @@ describe('remote objects', () => {
     expect(isReady(observed)).toBe(true);
     expect(conditionOf(observed, 'Ready')).toEqual({ status: 'True', reason: 'Available' });
     expect(isReady({ status: { conditions: 'nope' } })).toBe(false);
+  });
+});
+
+describe('keepObservedObject', () => {
+  it('keeps what we asked of the Object and drops what others added', () => {
+    const observed = {
+      apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
+      kind: 'Object',
+      metadata: { name: 'qwen-x7k2p', uid: 'u', annotations: { 'crossplane.io/composition-resource-name': 'pvc' } },
+      spec: {
+        forProvider: { manifest: { kind: 'PersistentVolumeClaim' } },
+        providerConfigRef: { kind: 'ClusterProviderConfig', name: 'pc' },
+        managementPolicies: ['*'],
+        deletionPolicy: 'Delete',
+        readiness: { policy: 'DeriveFromCelQuery', celQuery: 'q' },
+        writeConnectionSecretToRef: null,
+      },
+      status: { atProvider: { manifest: {} } },
+    };
+    expect(keepObservedObject(observed)).toEqual({
+      apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
+      kind: 'Object',
+      spec: {
+        forProvider: { manifest: { kind: 'PersistentVolumeClaim' } },
+        providerConfigRef: { kind: 'ClusterProviderConfig', name: 'pc' },
+        readiness: { policy: 'DeriveFromCelQuery', celQuery: 'q' },
+        managementPolicies: ['*'],
+      },
+    });
   });
 });
