@@ -17,3 +17,4 @@ export * from './runtime/log.js';
 export * from './runtime/serve.js';
 export * from './runtime/server.js';
 export * from './runtime/tls.js';
+export * from './runtime/codec.js';

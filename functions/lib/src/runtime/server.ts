@@ -8,6 +8,7 @@ import { getString } from '../json.js';
 import { FunctionRunnerServiceService, Severity, type RunFunctionRequest, type RunFunctionResponse } from '../protocol.js';
 import { fatalResult } from '../response.js';
 import { RESPONSE_TTL_SECONDS } from '../constants.js';
+import { decodeRequest, encodeResponse } from './codec.js';
 import type { Logger } from './log.js';
 
 /** A composition function: a pure function of its request. */
@@ -63,13 +64,25 @@ function summarize(req: RunFunctionRequest, rsp: RunFunctionResponse): Record<st
   };
 }
 
+/**
+ * The RunFunction service with our direct codec in place of the generated one:
+ * same wire format and shapes, a fraction of the cost on large requests.
+ */
+export const RUN_FUNCTION_SERVICE = {
+  runFunction: {
+    ...FunctionRunnerServiceService.runFunction,
+    requestDeserialize: (bytes: Buffer) => decodeRequest(bytes),
+    responseSerialize: (rsp: RunFunctionResponse) => encodeResponse(rsp),
+  },
+};
+
 export function createFunctionServer(options: { name: string; handler: FunctionHandler; logger: Logger }): grpc.Server {
   const { name, handler, logger } = options;
   const server = new grpc.Server({
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
   });
-  server.addService(FunctionRunnerServiceService, {
+  server.addService(RUN_FUNCTION_SERVICE, {
     runFunction: (
       call: grpc.ServerUnaryCall<RunFunctionRequest, RunFunctionResponse>,
       callback: grpc.sendUnaryData<RunFunctionResponse>,

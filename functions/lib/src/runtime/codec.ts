@@ -1,0 +1,687 @@
+// A direct protobuf codec for the two messages a function server handles:
+// it decodes a RunFunctionRequest and encodes a RunFunctionResponse in the
+// shapes the SDK's generated types describe, but reads every
+// google.protobuf.Struct straight into plain JSON (and writes plain JSON
+// straight out), without the generated code's intermediate Value/Struct
+// messages. Requests carry every observed and required resource as Structs,
+// so at a thousand clusters this is where a server spends its time; the
+// generated codec stays the reference the tests compare against.
+
+import type { RunFunctionRequest, RunFunctionResponse } from '../protocol.js';
+
+/** Deeper than any Kubernetes object; bounds the recursion a hostile request can cause. */
+export const MAX_STRUCT_DEPTH = 100;
+
+export class DecodeError extends Error {
+  override name = 'DecodeError';
+}
+
+// Wire types.
+const VARINT = 0;
+const FIXED64 = 1;
+const LENGTH_DELIMITED = 2;
+const START_GROUP = 3;
+const END_GROUP = 4;
+const FIXED32 = 5;
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+// --- Decoding -----------------------------------------------------------------
+
+/**
+ * One pass over the bytes with explicit bounds (no reader object per nested
+ * message). Strings are cut from one latin1 view of the whole buffer when
+ * their bytes are ASCII, which most Kubernetes strings are: a substring is far
+ * cheaper than a UTF-8 decode per string.
+ */
+class Reader {
+  pos = 0;
+  private text: string | undefined;
+  constructor(readonly buf: Buffer) {}
+
+  /** An unsigned varint (tags, lengths, bools, positive enums), exact up to 2^53. */
+  varint(): number {
+    const buf = this.buf;
+    if (this.pos < buf.length) {
+      const first = buf[this.pos]!;
+      if (first < 0x80) {
+        this.pos++;
+        return first;
+      }
+    }
+    let result = 0;
+    let multiplier = 1;
+    for (let i = 0; i < 10; i++) {
+      if (this.pos >= buf.length) throw new DecodeError('truncated varint');
+      const byte = buf[this.pos++]!;
+      result += (byte & 0x7f) * multiplier;
+      if (byte < 0x80) return result;
+      multiplier *= 0x80;
+    }
+    throw new DecodeError('varint longer than 10 bytes');
+  }
+
+  /** An int32 (enums): its low 32 bits, so a negative value's 10-byte form reads right. */
+  int32(): number {
+    let result = 0;
+    for (let i = 0; i < 10; i++) {
+      if (this.pos >= this.buf.length) throw new DecodeError('truncated varint');
+      const byte = this.buf[this.pos++]!;
+      if (i < 5) result |= (byte & 0x7f) << (7 * i);
+      if (byte < 0x80) return result | 0;
+    }
+    throw new DecodeError('varint longer than 10 bytes');
+  }
+
+  /** A length prefix, checked against the end of the enclosing message. */
+  length(end: number): number {
+    const length = this.varint();
+    if (this.pos + length > end) throw new DecodeError('length exceeds message');
+    return length;
+  }
+
+  /** The end of a nested message that starts here. */
+  sub(end: number): number {
+    const length = this.length(end);
+    return this.pos + length;
+  }
+
+  string(end: number): string {
+    const length = this.length(end);
+    const start = this.pos;
+    const stop = start + length;
+    this.pos = stop;
+    const buf = this.buf;
+    for (let i = start; i < stop; i++) {
+      if (buf[i]! > 0x7f) return buf.toString('utf8', start, stop);
+    }
+    this.text ??= buf.toString('latin1');
+    return this.text.substring(start, stop);
+  }
+
+  bytes(end: number): Buffer {
+    const length = this.length(end);
+    const value = Buffer.from(this.buf.subarray(this.pos, this.pos + length));
+    this.pos += length;
+    return value;
+  }
+
+  double(end: number): number {
+    if (this.pos + 8 > end) throw new DecodeError('truncated double');
+    const value = this.buf.readDoubleLE(this.pos);
+    this.pos += 8;
+    return value;
+  }
+
+  skip(wireType: number, end: number): void {
+    switch (wireType) {
+      case VARINT:
+        this.varint();
+        break;
+      case FIXED64:
+        this.pos += 8;
+        break;
+      case LENGTH_DELIMITED:
+        this.pos += this.length(end);
+        break;
+      case FIXED32:
+        this.pos += 4;
+        break;
+      case START_GROUP:
+        for (;;) {
+          const tag = this.varint();
+          if ((tag & 7) === END_GROUP) break;
+          this.skip(tag & 7, end);
+        }
+        break;
+      default:
+        throw new DecodeError(`unknown wire type ${wireType}`);
+    }
+    if (this.pos > end) throw new DecodeError('truncated field');
+  }
+}
+
+/** Set a key as an own property, even "__proto__", as JSON.parse would. */
+function put(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
+function readStruct(r: Reader, end: number, depth: number): Record<string, Json> {
+  if (depth > MAX_STRUCT_DEPTH) throw new DecodeError(`struct nested deeper than ${MAX_STRUCT_DEPTH}`);
+  const out: Record<string, Json> = {};
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === 10) {
+      // fields: map<string, Value> entry
+      const entryEnd = r.sub(end);
+      let key = '';
+      let value: Json | undefined;
+      while (r.pos < entryEnd) {
+        const t = r.varint();
+        if (t === 10) key = r.string(entryEnd);
+        else if (t === 18) value = readValue(r, r.sub(entryEnd), depth + 1);
+        else r.skip(t & 7, entryEnd);
+      }
+      if (value !== undefined) put(out, key, value);
+    } else {
+      r.skip(tag & 7, end);
+    }
+  }
+  return out;
+}
+
+function readList(r: Reader, end: number, depth: number): Json[] {
+  if (depth > MAX_STRUCT_DEPTH) throw new DecodeError(`list nested deeper than ${MAX_STRUCT_DEPTH}`);
+  const out: Json[] = [];
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === 10) {
+      const value = readValue(r, r.sub(end), depth + 1);
+      // A Value with no kind set carries nothing; the generated codec reads it as undefined too.
+      if (value !== undefined) out.push(value);
+    } else {
+      r.skip(tag & 7, end);
+    }
+  }
+  return out;
+}
+
+function readValue(r: Reader, end: number, depth: number): Json | undefined {
+  let value: Json | undefined;
+  while (r.pos < end) {
+    const tag = r.varint();
+    switch (tag) {
+      case 8: // null_value
+        r.varint();
+        value = null;
+        break;
+      case 17: // number_value
+        value = r.double(end);
+        break;
+      case 26: // string_value
+        value = r.string(end);
+        break;
+      case 32: // bool_value
+        value = r.varint() !== 0;
+        break;
+      case 42: // struct_value
+        value = readStruct(r, r.sub(end), depth);
+        break;
+      case 50: // list_value
+        value = readList(r, r.sub(end), depth);
+        break;
+      default:
+        r.skip(tag & 7, end);
+    }
+  }
+  return value;
+}
+
+interface DecodedResource {
+  resource: Record<string, Json> | undefined;
+  connectionDetails: Record<string, Buffer>;
+  ready: number;
+}
+
+function readResource(r: Reader, end: number): DecodedResource {
+  const out: DecodedResource = { resource: undefined, connectionDetails: {}, ready: 0 };
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === 10) out.resource = readStruct(r, r.sub(end), 0);
+    else if (tag === 18) readMap(r, r.sub(end), out.connectionDetails, (e) => r.bytes(e));
+    else if (tag === 24) out.ready = r.int32();
+    else r.skip(tag & 7, end);
+  }
+  return out;
+}
+
+function readResources(r: Reader, end: number): { items: DecodedResource[] } {
+  const items: DecodedResource[] = [];
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === 10) items.push(readResource(r, r.sub(end)));
+    else r.skip(tag & 7, end);
+  }
+  return { items };
+}
+
+function readState(r: Reader, end: number): { composite: DecodedResource | undefined; resources: Record<string, DecodedResource> } {
+  const out: { composite: DecodedResource | undefined; resources: Record<string, DecodedResource> } = {
+    composite: undefined,
+    resources: {},
+  };
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === 10) out.composite = readResource(r, r.sub(end));
+    else if (tag === 18) readMap(r, r.sub(end), out.resources, (e) => readResource(r, r.sub(e)));
+    else r.skip(tag & 7, end);
+  }
+  return out;
+}
+
+/** A map entry ending at `end`: key (field 1, string) and value (field 2, read by `value`, given the entry's end). */
+function readMap<T>(r: Reader, end: number, target: Record<string, T>, value: (end: number) => T): void {
+  let key = '';
+  let found: T | undefined;
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === 10) key = r.string(end);
+    else if (tag === 18) found = value(end);
+    else r.skip(tag & 7, end);
+  }
+  if (found !== undefined) put(target, key, found);
+}
+
+function readCredentials(r: Reader, end: number): { credentialData?: { data: Record<string, Buffer> } } {
+  const credentials: { credentialData?: { data: Record<string, Buffer> } } = {};
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === 10) {
+      const dataEnd = r.sub(end);
+      const data: Record<string, Buffer> = {};
+      while (r.pos < dataEnd) {
+        const t = r.varint();
+        if (t === 10) readMap(r, r.sub(dataEnd), data, (e) => r.bytes(e));
+        else r.skip(t & 7, dataEnd);
+      }
+      credentials.credentialData = { data };
+    } else r.skip(tag & 7, end);
+  }
+  return credentials;
+}
+
+function readSchema(r: Reader, end: number): { openapiV3?: Record<string, Json> } {
+  const schema: { openapiV3?: Record<string, Json> } = {};
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === 10) schema.openapiV3 = readStruct(r, r.sub(end), 0);
+    else r.skip(tag & 7, end);
+  }
+  return schema;
+}
+
+function readMeta(r: Reader, end: number): { tag: string; capabilities: number[] } {
+  const meta = { tag: '', capabilities: [] as number[] };
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === 10) meta.tag = r.string(end);
+    else if (tag === 16) meta.capabilities.push(r.int32());
+    else if (tag === 18) {
+      const packedEnd = r.sub(end);
+      while (r.pos < packedEnd) meta.capabilities.push(r.int32());
+    } else r.skip(tag & 7, end);
+  }
+  return meta;
+}
+
+/** Decode a RunFunctionRequest into the shape of the SDK's generated type. */
+export function decodeRequest(bytes: Uint8Array): RunFunctionRequest {
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const r = new Reader(buf);
+  const end = buf.length;
+  const extraResources: Record<string, { items: DecodedResource[] }> = {};
+  const credentials: Record<string, { credentialData?: { data: Record<string, Buffer> } }> = {};
+  const requiredResources: Record<string, { items: DecodedResource[] }> = {};
+  const requiredSchemas: Record<string, { openapiV3?: Record<string, Json> }> = {};
+  const req: Record<string, unknown> = {
+    meta: undefined,
+    observed: undefined,
+    desired: undefined,
+    input: undefined,
+    context: undefined,
+    extraResources,
+    credentials,
+    requiredResources,
+    requiredSchemas,
+  };
+  while (r.pos < end) {
+    const tag = r.varint();
+    switch (tag) {
+      case 10:
+        req['meta'] = readMeta(r, r.sub(end));
+        break;
+      case 18:
+        req['observed'] = readState(r, r.sub(end));
+        break;
+      case 26:
+        req['desired'] = readState(r, r.sub(end));
+        break;
+      case 34:
+        req['input'] = readStruct(r, r.sub(end), 0);
+        break;
+      case 42:
+        req['context'] = readStruct(r, r.sub(end), 0);
+        break;
+      case 50:
+        readMap(r, r.sub(end), extraResources, (e) => readResources(r, r.sub(e)));
+        break;
+      case 58:
+        readMap(r, r.sub(end), credentials, (e) => readCredentials(r, r.sub(e)));
+        break;
+      case 66:
+        readMap(r, r.sub(end), requiredResources, (e) => readResources(r, r.sub(e)));
+        break;
+      case 74:
+        readMap(r, r.sub(end), requiredSchemas, (e) => readSchema(r, r.sub(e)));
+        break;
+      default:
+        r.skip(tag & 7, end);
+    }
+  }
+  return req as unknown as RunFunctionRequest;
+}
+
+// --- Encoding -----------------------------------------------------------------
+
+class Writer {
+  buf: Buffer;
+  pos = 0;
+  constructor(size = 64 * 1024) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
+
+  reserve(bytes: number): void {
+    if (this.pos + bytes <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.pos + bytes) size *= 2;
+    const next = Buffer.allocUnsafe(size);
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+
+  varint(value: number): void {
+    this.reserve(10);
+    if (value < 0) {
+      // A negative int32 (an enum) goes out as its 64-bit two's complement, 10 bytes.
+      let big = BigInt.asUintN(64, BigInt(value));
+      while (big > 0x7fn) {
+        this.buf[this.pos++] = Number(big & 0x7fn) | 0x80;
+        big >>= 7n;
+      }
+      this.buf[this.pos++] = Number(big);
+      return;
+    }
+    let v = value;
+    while (v > 0x7f) {
+      this.buf[this.pos++] = (v % 0x80) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
+    this.buf[this.pos++] = v;
+  }
+
+  tag(field: number, wireType: number): void {
+    this.varint((field << 3) | wireType);
+  }
+
+  string(field: number, value: string): void {
+    this.tag(field, LENGTH_DELIMITED);
+    // Worst case three bytes per UTF-16 unit, plus the length prefix.
+    this.reserve(value.length * 3 + 5);
+    const n = value.length;
+    if (n < 128) {
+      // Short ASCII strings, most of a Kubernetes object, are copied in JS: cheaper than a native call each.
+      const buf = this.buf;
+      const start = this.pos;
+      buf[start] = n;
+      let i = 0;
+      for (; i < n; i++) {
+        const c = value.charCodeAt(i);
+        if (c > 0x7f) break;
+        buf[start + 1 + i] = c;
+      }
+      if (i === n) {
+        this.pos = start + 1 + n;
+        return;
+      }
+    }
+    const length = Buffer.byteLength(value, 'utf8');
+    this.varint(length);
+    this.pos += this.buf.write(value, this.pos, 'utf8');
+  }
+
+  bytes(field: number, value: Uint8Array): void {
+    this.tag(field, LENGTH_DELIMITED);
+    this.varint(value.length);
+    this.reserve(value.length);
+    this.buf.set(value, this.pos);
+    this.pos += value.length;
+  }
+
+  double(field: number, value: number): void {
+    this.tag(field, FIXED64);
+    this.reserve(8);
+    this.buf.writeDoubleLE(value, this.pos);
+    this.pos += 8;
+  }
+
+  /**
+   * Start a length-delimited field; `end(mark)` closes it once its body is
+   * written. One byte is kept for the length; a longer length moves the body
+   * up (a native memmove, rare relative to the small fields).
+   */
+  begin(field: number): number {
+    this.tag(field, LENGTH_DELIMITED);
+    this.reserve(1);
+    return this.pos++;
+  }
+
+  end(lengthAt: number): void {
+    const bodyAt = lengthAt + 1;
+    const length = this.pos - bodyAt;
+    if (length < 0x80) {
+      this.buf[lengthAt] = length;
+      return;
+    }
+    const extra = varintSize(length) - 1;
+    this.reserve(extra);
+    this.buf.copyWithin(bodyAt + extra, bodyAt, this.pos);
+    this.pos += extra;
+    let v = length;
+    let at = lengthAt;
+    while (v > 0x7f) {
+      this.buf[at++] = (v % 0x80) | 0x80;
+      v = Math.floor(v / 0x80);
+    }
+    this.buf[at] = v;
+  }
+
+  finish(): Buffer {
+    return this.buf.subarray(0, this.pos);
+  }
+}
+
+function varintSize(value: number): number {
+  let size = 1;
+  while (value > 0x7f) {
+    value = Math.floor(value / 0x80);
+    size++;
+  }
+  return size;
+}
+
+function writeStruct(w: Writer, object: Record<string, unknown>): void {
+  for (const key of Object.keys(object)) {
+    const value = object[key];
+    if (!isEncodable(value)) continue;
+    const entry = w.begin(1);
+    // proto3 leaves default values off the wire; so does the generated codec.
+    if (key !== '') w.string(1, key);
+    const body = w.begin(2);
+    writeValue(w, value);
+    w.end(body);
+    w.end(entry);
+  }
+}
+
+/** Undefined and non-finite numbers are left out: Crossplane could not read them, and null means "delete". */
+function isEncodable(value: unknown): boolean {
+  return value !== undefined && !(typeof value === 'number' && !Number.isFinite(value));
+}
+
+function writeValue(w: Writer, value: unknown): void {
+  if (value === null) {
+    w.tag(1, VARINT);
+    w.varint(0);
+  } else if (typeof value === 'number') {
+    w.double(2, value);
+  } else if (typeof value === 'string') {
+    w.string(3, value);
+  } else if (typeof value === 'boolean') {
+    w.tag(4, VARINT);
+    w.varint(value ? 1 : 0);
+  } else if (Array.isArray(value)) {
+    const list = w.begin(6);
+    for (const item of value as unknown[]) {
+      if (!isEncodable(item)) continue;
+      const element = w.begin(1);
+      writeValue(w, item);
+      w.end(element);
+    }
+    w.end(list);
+  } else if (typeof value === 'object') {
+    const struct = w.begin(5);
+    writeStruct(w, value as Record<string, unknown>);
+    w.end(struct);
+  } else {
+    throw new Error(`cannot encode a ${typeof value} in a protobuf Struct`);
+  }
+}
+
+interface EncodableResource {
+  resource?: Record<string, unknown> | undefined;
+  connectionDetails?: Record<string, Uint8Array>;
+  ready?: number;
+}
+
+function writeResource(w: Writer, resource: EncodableResource): void {
+  if (resource.resource !== undefined) {
+    const body = w.begin(1);
+    writeStruct(w, resource.resource);
+    w.end(body);
+  }
+  const details = resource.connectionDetails ?? {};
+  for (const key of Object.keys(details)) {
+    const value = details[key]!;
+    const entry = w.begin(2);
+    if (key !== '') w.string(1, key);
+    if (value.length > 0) w.bytes(2, value);
+    w.end(entry);
+  }
+  if (resource.ready) {
+    w.tag(3, VARINT);
+    w.varint(resource.ready);
+  }
+}
+
+/** A map<string, message> field: one entry per key, its value written by `value`. */
+function writeMap<T>(w: Writer, field: number, map: Record<string, T> | undefined, value: (v: T) => void): void {
+  if (!map) return;
+  for (const key of Object.keys(map)) {
+    const entry = w.begin(field);
+    if (key !== '') w.string(1, key);
+    const body = w.begin(2);
+    value(map[key] as T);
+    w.end(body);
+    w.end(entry);
+  }
+}
+
+type Selector = NonNullable<RunFunctionResponse['requirements']>['resources'][string];
+
+function writeSelector(w: Writer, selector: Selector): void {
+  if (selector.apiVersion) w.string(1, selector.apiVersion);
+  if (selector.kind) w.string(2, selector.kind);
+  if (selector.matchName !== undefined) w.string(3, selector.matchName);
+  if (selector.matchLabels !== undefined) {
+    const labels = selector.matchLabels.labels;
+    const body = w.begin(4);
+    for (const key of Object.keys(labels)) {
+      const label = labels[key] ?? '';
+      const entry = w.begin(1);
+      if (key !== '') w.string(1, key);
+      if (label !== '') w.string(2, label);
+      w.end(entry);
+    }
+    w.end(body);
+  }
+  if (selector.namespace !== undefined) w.string(5, selector.namespace);
+}
+
+/** A varint field (an enum, or a small integer such as a Duration's seconds), left out when unset. */
+function writeVarint(w: Writer, field: number, value: number | undefined): void {
+  if (value === undefined) return;
+  w.tag(field, VARINT);
+  w.varint(value);
+}
+
+/** Encode a RunFunctionResponse (the SDK's generated type) to bytes. */
+export function encodeResponse(rsp: RunFunctionResponse): Buffer {
+  const w = new Writer();
+  if (rsp.meta) {
+    const meta = w.begin(1);
+    if (rsp.meta.tag) w.string(1, rsp.meta.tag);
+    if (rsp.meta.ttl) {
+      const ttl = w.begin(2);
+      if (rsp.meta.ttl.seconds) writeVarint(w, 1, rsp.meta.ttl.seconds);
+      if (rsp.meta.ttl.nanos) writeVarint(w, 2, rsp.meta.ttl.nanos);
+      w.end(ttl);
+    }
+    w.end(meta);
+  }
+  if (rsp.desired) {
+    const desired = w.begin(2);
+    if (rsp.desired.composite) {
+      const composite = w.begin(1);
+      writeResource(w, rsp.desired.composite);
+      w.end(composite);
+    }
+    writeMap(w, 2, rsp.desired.resources, (resource) => {
+      writeResource(w, resource);
+    });
+    w.end(desired);
+  }
+  for (const result of rsp.results) {
+    const body = w.begin(3);
+    if (result.severity) writeVarint(w, 1, result.severity);
+    if (result.message) w.string(2, result.message);
+    if (result.reason !== undefined) w.string(3, result.reason);
+    writeVarint(w, 4, result.target);
+    w.end(body);
+  }
+  if (rsp.context !== undefined) {
+    const context = w.begin(4);
+    writeStruct(w, rsp.context);
+    w.end(context);
+  }
+  if (rsp.requirements) {
+    const requirements = w.begin(5);
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- encoded for Crossplane releases that still read it
+    writeMap(w, 1, rsp.requirements.extraResources, (selector) => {
+      writeSelector(w, selector);
+    });
+    writeMap(w, 2, rsp.requirements.resources, (selector) => {
+      writeSelector(w, selector);
+    });
+    writeMap(w, 3, rsp.requirements.schemas, (selector) => {
+      if (selector.apiVersion) w.string(1, selector.apiVersion);
+      if (selector.kind) w.string(2, selector.kind);
+    });
+    w.end(requirements);
+  }
+  for (const condition of rsp.conditions) {
+    const body = w.begin(6);
+    if (condition.type) w.string(1, condition.type);
+    if (condition.status) writeVarint(w, 2, condition.status);
+    if (condition.reason) w.string(3, condition.reason);
+    if (condition.message !== undefined) w.string(4, condition.message);
+    writeVarint(w, 5, condition.target);
+    w.end(body);
+  }
+  if (rsp.output !== undefined) {
+    const output = w.begin(7);
+    writeStruct(w, rsp.output);
+    w.end(output);
+  }
+  return w.finish();
+}
