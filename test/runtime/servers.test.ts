@@ -161,3 +161,29 @@ describe('process lifecycle', () => {
     await expect(attempt).rejects.toThrow(/exited \(code 1[\s\S]*cannot read \/nonexistent\/certs\/ca\.crt/);
   });
 });
+
+describe('undecodable requests', () => {
+  it('answers bytes that are not a RunFunctionRequest with a gRPC error, and keeps serving', async () => {
+    const { Client, credentials } = await import('@grpc/grpc-js');
+    const server = await startServer('compose-model-cache');
+    const raw = new Client(server.address, credentials.createInsecure());
+    const identity = (value: Buffer): Buffer => value;
+    const send = (bytes: Buffer) =>
+      new Promise<string>((resolve) => {
+        raw.makeUnaryRequest('/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction', identity, identity, bytes, (error) => {
+          resolve(error ? `error ${error.code}` : 'ok');
+        });
+      });
+    try {
+      // A length prefix far past the end of the message.
+      expect(await send(Buffer.from([0x12, 0xff, 0xff, 0x03, 0x00]))).toMatch(/^error /);
+      const client = functionClient(server.address);
+      const rsp = await client.run({ meta: { tag: 'still-here' }, observed: { composite: modelCacheXr() } });
+      expect(rsp.meta.tag).toBe('still-here');
+      client.close();
+    } finally {
+      raw.close();
+      await server.stop();
+    }
+  });
+});
