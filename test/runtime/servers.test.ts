@@ -122,7 +122,10 @@ describe.each(FUNCTION_NAMES)('%s over gRPC', (name) => {
 
   it('logs one JSON line per request with its tag and duration', async () => {
     await client.run({ meta: { tag: 'logged-call' }, observed: { composite: fixture.xr } });
-    const entries = server.lines.map(parseLine).filter((e) => e?.['msg'] === 'RunFunction' && e['tag'] === 'logged-call');
+    // The reply and the log line travel different pipes; give the line a moment to arrive.
+    const logged = () => server.lines.map(parseLine).filter((e) => e?.['msg'] === 'RunFunction' && e['tag'] === 'logged-call');
+    await expect.poll(() => logged().length, { timeout: 2000 }).toBeGreaterThan(0);
+    const entries = logged();
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({
       level: 'info',
