@@ -16,6 +16,8 @@ export interface InferenceCluster {
   /** The gateway the cluster reports for HTTPRoutes, when it reports one. */
   gatewayName?: string;
   gatewayNamespace?: string;
+  /** The serving stack the cluster runs (`spec.stack`: Standard or Dynamo), when it says; absent means Standard. */
+  stack?: string;
 }
 
 export function readInferenceCluster(raw: unknown): InferenceCluster | undefined {
@@ -35,5 +37,7 @@ export function readInferenceCluster(raw: unknown): InferenceCluster | undefined
   if (gatewayName) cluster.gatewayName = gatewayName;
   const gatewayNamespace = getString(gateway, 'namespace');
   if (gatewayNamespace) cluster.gatewayNamespace = gatewayNamespace;
+  const stack = getString(raw, 'spec', 'stack');
+  if (stack) cluster.stack = stack;
   return cluster;
 }

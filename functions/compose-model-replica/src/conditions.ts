@@ -1,0 +1,137 @@
+// What the replica reports: ModelAccepted (its engine workloads exist on the
+// cluster) and ModelReady (they serve), upstream's reasons plus the cache's;
+// the one-time events; and which composed resources are ready.
+
+import {
+  Ready,
+  conditionOf,
+  isReady,
+  normalEvent,
+  remoteManifest,
+  setCondition,
+  warningEvent,
+  type JsonObject,
+  type RunFunctionResponse,
+} from '#lib';
+import { EPP_KEYS } from './names.js';
+
+export const MODEL_ACCEPTED = 'ModelAccepted';
+export const MODEL_READY = 'ModelReady';
+
+export const REASON = {
+  waitingForCluster: 'WaitingForCluster',
+  waitingForModel: 'WaitingForModel',
+  deploying: 'Deploying',
+  accepted: 'Accepted',
+  modelStarting: 'ModelStarting',
+  serving: 'Serving',
+} as const;
+
+/** The observed composed resources by key. */
+export type Observed = ReadonlyMap<string, JsonObject>;
+
+/**
+ * Keys whose readiness is a running workload (an engine, the endpoint
+ * picker): ready only when provider-kubernetes reports the Object Ready, i.e.
+ * its Available query holds. Everything else is ready once observed: existing
+ * is all a Service or a template does.
+ */
+export function isWorkloadKey(key: string): boolean {
+  return key.startsWith('model-serving-') || key === EPP_KEYS.deployment;
+}
+
+/** Mark each desired resource ready from its observed counterpart; never one not observed. */
+export function markReady(rsp: RunFunctionResponse, observed: Observed): void {
+  const desired = rsp.desired?.resources ?? {};
+  for (const [key, resource] of Object.entries(desired)) {
+    const seen = observed.get(key);
+    if (seen === undefined) continue;
+    if (!isWorkloadKey(key) || isReady(seen)) resource.ready = Ready.READY_TRUE;
+  }
+}
+
+/** A not-ready state: both conditions False, each with a message a person can act on. */
+export function notServing(
+  rsp: RunFunctionResponse,
+  accepted: { reason: string; message: string },
+  ready: { reason: string; message: string },
+): void {
+  setCondition(rsp, { type: MODEL_ACCEPTED, status: false, ...accepted });
+  setCondition(rsp, { type: MODEL_READY, status: false, ...ready });
+}
+
+/**
+ * ModelAccepted once provider-kubernetes has observed every engine workload
+ * on the cluster (its Object reports the remote manifest); ModelReady once
+ * every one is Ready. All engines must be up for the replica to serve.
+ */
+export function workloadConditions(rsp: RunFunctionResponse, observed: Observed, workloadKeys: readonly string[], cluster: string): void {
+  const unaccepted = workloadKeys.filter((key) => !hasRemoteManifest(observed.get(key)));
+  const unready = workloadKeys.filter((key) => !isReady(observed.get(key)));
+  if (unaccepted.length === 0) {
+    setCondition(rsp, { type: MODEL_ACCEPTED, status: true, reason: REASON.accepted });
+  } else {
+    setCondition(rsp, {
+      type: MODEL_ACCEPTED,
+      status: false,
+      reason: REASON.deploying,
+      message: `waiting for provider-kubernetes to create ${unaccepted.join(', ')} on ${cluster}`,
+    });
+  }
+  if (unready.length === 0) {
+    setCondition(rsp, { type: MODEL_READY, status: true, reason: REASON.serving });
+  } else if (unaccepted.length === 0) {
+    setCondition(rsp, {
+      type: MODEL_READY,
+      status: false,
+      reason: REASON.modelStarting,
+      message: startingMessage(observed, unready, cluster),
+    });
+  } else {
+    setCondition(rsp, {
+      type: MODEL_READY,
+      status: false,
+      reason: REASON.waitingForModel,
+      message: `the model is not serving yet: ${unaccepted.join(', ')} not yet created on ${cluster}`,
+    });
+  }
+}
+
+function hasRemoteManifest(object: JsonObject | undefined): boolean {
+  const manifest = remoteManifest(object);
+  return manifest !== undefined && Object.keys(manifest).length > 0;
+}
+
+function startingMessage(observed: Observed, unready: readonly string[], cluster: string): string {
+  const details = unready.map((key) => {
+    // provider-kubernetes often gives only a reason (Unavailable); a message, when there is one, says more.
+    const ready = conditionOf(observed.get(key), 'Ready');
+    const why = ready?.message ?? ready?.reason;
+    return why ? `${key} (${why})` : key;
+  });
+  return `waiting for ${details.join(', ')} to become Available on ${cluster}`;
+}
+
+/**
+ * A Warning for a state a person must fix, once per state: not again while
+ * the XR already reports it as ModelAccepted's reason and message (Crossplane
+ * copies our conditions onto the XR), so a failure is one event, not one a
+ * minute.
+ */
+export function warnOnce(rsp: RunFunctionResponse, xr: JsonObject, reason: string, message: string): void {
+  const previous = conditionOf(xr, MODEL_ACCEPTED);
+  if (previous?.reason === reason && previous.message === message) return;
+  warningEvent(rsp, reason, message);
+}
+
+/** The first compose: no engine workload has been observed yet. */
+export function composingEvent(
+  rsp: RunFunctionResponse,
+  observed: Observed,
+  workloadKeys: readonly string[],
+  image: string,
+  cluster: string,
+): void {
+  if (workloadKeys.some((key) => observed.has(key))) return;
+  normalEvent(rsp, 'Composing', `Composing ${image} on ${cluster}`);
+}

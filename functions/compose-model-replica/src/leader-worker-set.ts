@@ -1,0 +1,100 @@
+// A Leader + Worker engine: a multi-node gang, as a LeaderWorkerSet. Each
+// copy is one gang of the leader and `worker.nodes` followers. Both members'
+// commands and args are the user's; Modelplane injects only env aliases that
+// tell a member where the leader is and which rank it has.
+
+import type { V1Container, V1EnvVar, V1PodSpec, V1PodTemplateSpec } from '@kubernetes/client-node';
+import { READY_QUERY, REMOTE_NAMESPACE, celReadiness, remoteObject, toJson } from '#lib';
+import { claimTemplate } from './claims.js';
+import type { Composed } from './composed.js';
+import { LABEL_LWS_ROLE, LABEL_SERVING, claimKey, engineName, servingLabel, workloadKey } from './names.js';
+import {
+  ENGINE_CONTAINER,
+  ENGINE_PORT,
+  claimResources,
+  engineEnv,
+  engineMounts,
+  placement,
+  podMetadata,
+  podVolumes,
+  pullSecrets,
+  readinessProbe,
+  userCommand,
+  type CacheShaping,
+} from './pod.js';
+import type { GangEngine, Member, Replica } from './spec.js';
+
+/**
+ * Backend-neutral names for the gang's coordination values, aliasing what
+ * LeaderWorkerSet injects into every gang pod (`$(VAR)` expands in the pod).
+ * The rank is 0 on the leader and 1..nodes on the followers.
+ */
+export const GANG_ENV: readonly V1EnvVar[] = [
+  { name: 'MODELPLANE_LEADER_ADDRESS', value: '$(LWS_LEADER_ADDRESS)' },
+  { name: 'MODELPLANE_RANK', value: '$(LWS_WORKER_INDEX)' },
+];
+
+/** A Worker member without `worker` has one follower (upstream's default; the XRD sets none). */
+const DEFAULT_WORKER_NODES = 1;
+
+export function leaderWorkerSet(providerConfig: string, replica: Replica, engine: GangEngine, cache: CacheShaping | undefined): Composed {
+  const { leader, worker } = engine;
+  // Only the leader serves the API: it alone carries the serving label, the port and the probe.
+  const leaderTemplate: V1PodTemplateSpec = { spec: podSpec(replica, engine, leader, cache, true) };
+  const leaderMetadata = podMetadata(leader, { [LABEL_SERVING]: servingLabel(replica), [LABEL_LWS_ROLE]: 'leader' });
+  if (leaderMetadata) leaderTemplate.metadata = leaderMetadata;
+  // Followers carry only the worker member's own metadata (LWS labels its gang itself): none when it has none.
+  const workerTemplate: V1PodTemplateSpec = { spec: podSpec(replica, engine, worker, cache, false) };
+  const workerMetadata = podMetadata(worker);
+  if (workerMetadata) workerTemplate.metadata = workerMetadata;
+
+  const manifest = {
+    apiVersion: 'leaderworkerset.x-k8s.io/v1',
+    kind: 'LeaderWorkerSet',
+    metadata: { name: engineName(replica, engine), namespace: REMOTE_NAMESPACE },
+    spec: {
+      replicas: engine.copies,
+      leaderWorkerTemplate: { size: 1 + (worker.workerNodes ?? DEFAULT_WORKER_NODES), leaderTemplate, workerTemplate },
+    },
+  };
+  const composed: Composed = [
+    [
+      workloadKey(engine),
+      remoteObject({ providerConfig, readiness: celReadiness(READY_QUERY.workloadAvailable), manifest: toJson(manifest) }),
+    ],
+  ];
+  for (const member of [leader, worker]) {
+    if (member.deviceRequests)
+      composed.push([claimKey(engine, member), claimTemplate(providerConfig, replica, engine, member, member.deviceRequests)]);
+  }
+  return composed;
+}
+
+function podSpec(replica: Replica, engine: GangEngine, member: Member, cache: CacheShaping | undefined, serving: boolean): V1PodSpec {
+  const secrets = pullSecrets(member, cache);
+  return {
+    containers: [engineContainer(member, cache, serving)],
+    volumes: podVolumes(cache),
+    ...placement(replica, engine, member),
+    ...(secrets.length > 0 ? { imagePullSecrets: secrets } : {}),
+  };
+}
+
+function engineContainer(member: Member, cache: CacheShaping | undefined, serving: boolean): V1Container {
+  const args = member.container.args ?? [];
+  const container: V1Container = {
+    name: ENGINE_CONTAINER,
+    image: member.container.image,
+    volumeMounts: engineMounts(cache),
+    ...claimResources(member),
+    ...userCommand(member),
+    // Omitted when empty (upstream's LWS shape), never changed.
+    ...(args.length > 0 ? { args: [...args] } : {}),
+    env: engineEnv(cache, GANG_ENV, member.container.env),
+  };
+  if (serving) {
+    container.ports = [{ containerPort: ENGINE_PORT }];
+    container.readinessProbe = readinessProbe(ENGINE_PORT);
+  }
+  return container;
+}

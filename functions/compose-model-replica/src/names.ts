@@ -1,0 +1,94 @@
+// Names, labels and desired-resource keys. They are upstream Modelplane
+// v0.3.1's, byte for byte: a replica composed by upstream is taken over by
+// this function without renaming (and so without recreating) anything.
+
+import { childName } from '#lib';
+import type { Engine, Member, Replica } from './spec.js';
+
+/** On every serving pod (Standalone pods, gang leaders): the InferencePool selects on it. */
+export const LABEL_SERVING = 'modelplane.ai/serving';
+/** On a Deployment's pods, per engine, so two engines of one replica never share a selector. */
+export const LABEL_WORKLOAD = 'modelplane.ai/workload';
+/** The node label each pool's nodes carry; the scheduler's pool choice is pinned with it. */
+export const LABEL_POOL = 'modelplane.ai/pool';
+/** On a LeaderWorkerSet's leader pods only. */
+export const LABEL_LWS_ROLE = 'modelplane.ai/lws-role';
+
+/** The pod-level DRA claim, and the last part of its template's name. */
+export const POD_CLAIM = 'devices';
+
+/** The label value the serving pods share: the replica's own name. */
+export function servingLabel(replica: Replica): string {
+  return replica.name;
+}
+
+/**
+ * The Deployment or LeaderWorkerSet of one engine. Always engine-qualified, so
+ * it never equals the replica name: a LeaderWorkerSet's controller creates a
+ * headless Service named after it, and would not if a Service of that name
+ * already existed.
+ */
+export function engineName(replica: Replica, engine: Engine): string {
+  return childName(replica.name, engine.name);
+}
+
+/** `standalone`, `leader` or `worker`: one member per role in an engine, so it tells members apart. */
+export function memberRole(member: Member): string {
+  return member.role.toLowerCase();
+}
+
+/** Flat (not nested on engineName), as upstream: `<replica>-<engine>-<role>-devices-<hash>`. */
+export function claimTemplateName(replica: Replica, engine: Engine, member: Member): string {
+  return childName(replica.name, engine.name, memberRole(member), POD_CLAIM);
+}
+
+// Desired-resource keys.
+export function workloadKey(engine: Engine): string {
+  return `model-serving-${engine.name}`;
+}
+export function claimKey(engine: Engine, member: Member): string {
+  return `resource-claim-${engine.name}-${memberRole(member)}`;
+}
+export const ROUTE_KEY = 'model-route';
+export const POOL_KEY = 'inference-pool';
+export const EPP_KEYS = {
+  serviceAccount: 'epp-serviceaccount',
+  role: 'epp-role',
+  roleBinding: 'epp-rolebinding',
+  config: 'epp-config',
+  deployment: 'epp',
+  service: 'epp-service',
+} as const;
+/** The Usage that keeps the referenced ModelCache from being deleted while this replica exists. */
+export const USAGE_KEY = 'model-cache-usage';
+
+const DNS_LABEL_MAX = 63;
+
+/**
+ * `<replica>-<suffix>`, upstream's plain name, whenever it fits a DNS label.
+ * Upstream composes it even when it does not (a 63-character replica name
+ * gives a 67-character Service that Kubernetes refuses), so no object with
+ * such a name can exist: past 63 characters we hash instead, and the pool,
+ * picker and route always agree because they all come from here.
+ */
+function routingName(replica: Replica, suffix: string): string {
+  const plain = `${replica.name}-${suffix}`;
+  return plain.length <= DNS_LABEL_MAX ? plain : childName(replica.name, suffix);
+}
+
+/** The HTTPRoute: the replica's own name (a DNS label, checked when the spec is read). */
+export function routeName(replica: Replica): string {
+  return replica.name;
+}
+export function poolName(replica: Replica): string {
+  return routingName(replica, 'pool');
+}
+/** The endpoint picker's ServiceAccount, Role, RoleBinding, ConfigMap, Deployment and Service. */
+export function eppName(replica: Replica): string {
+  return routingName(replica, 'epp');
+}
+
+/** Every engine's workload key, in engine order: the replica serves only when all of them do. */
+export function workloadKeys(replica: Replica): string[] {
+  return replica.spec.engines.map(workloadKey);
+}

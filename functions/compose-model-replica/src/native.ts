@@ -1,0 +1,74 @@
+// A Standalone engine: one self-contained pod per copy, as a Deployment.
+
+import type { V1Container, V1Deployment, V1PodSpec } from '@kubernetes/client-node';
+import { READY_QUERY, REMOTE_NAMESPACE, celReadiness, remoteObject, toJson } from '#lib';
+import { claimTemplate } from './claims.js';
+import { LABEL_SERVING, LABEL_WORKLOAD, claimKey, engineName, servingLabel, workloadKey } from './names.js';
+import {
+  ENGINE_CONTAINER,
+  ENGINE_PORT,
+  claimResources,
+  engineEnv,
+  engineMounts,
+  placement,
+  podMetadata,
+  podVolumes,
+  pullSecrets,
+  readinessProbe,
+  userCommand,
+  type CacheShaping,
+} from './pod.js';
+import type { Composed } from './composed.js';
+import type { Replica, StandaloneEngine } from './spec.js';
+
+export function nativeWorkload(
+  providerConfig: string,
+  replica: Replica,
+  engine: StandaloneEngine,
+  cache: CacheShaping | undefined,
+): Composed {
+  const member = engine.member;
+  const name = engineName(replica, engine);
+  const env = engineEnv(cache, [], member.container.env);
+  const container: V1Container = {
+    name: ENGINE_CONTAINER,
+    image: member.container.image,
+    ...userCommand(member),
+    // Always present, even empty: the user's args exactly as written, never a flag of ours.
+    args: [...(member.container.args ?? [])],
+    ...(env.length > 0 ? { env } : {}),
+    ports: [{ containerPort: ENGINE_PORT }],
+    volumeMounts: engineMounts(cache),
+    readinessProbe: readinessProbe(ENGINE_PORT),
+    ...claimResources(member),
+  };
+  const secrets = pullSecrets(member, cache);
+  const podSpec: V1PodSpec = {
+    containers: [container],
+    volumes: podVolumes(cache),
+    ...placement(replica, engine, member),
+    ...(secrets.length > 0 ? { imagePullSecrets: secrets } : {}),
+  };
+  const deployment: V1Deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: REMOTE_NAMESPACE },
+    spec: {
+      replicas: engine.copies,
+      selector: { matchLabels: { [LABEL_WORKLOAD]: name } },
+      template: {
+        metadata: podMetadata(member, { [LABEL_SERVING]: servingLabel(replica), [LABEL_WORKLOAD]: name }),
+        spec: podSpec,
+      },
+    },
+  };
+  const composed: Composed = [
+    [
+      workloadKey(engine),
+      remoteObject({ providerConfig, readiness: celReadiness(READY_QUERY.workloadAvailable), manifest: toJson(deployment) }),
+    ],
+  ];
+  if (member.deviceRequests)
+    composed.push([claimKey(engine, member), claimTemplate(providerConfig, replica, engine, member, member.deviceRequests)]);
+  return composed;
+}
