@@ -138,12 +138,12 @@ export function parseModelCache(xr: Composite): ModelCache {
   const namespace = assertNamePart(xr.namespace, 'metadata.namespace');
   const { source, clusterSelector } = topLevel(xr.spec, 'spec');
   const spec = xr.spec as Record<string, unknown>; // an object: topLevel checked it
+  const present = (field: string): boolean => spec[field] !== undefined && spec[field] !== null;
+  // The missing sibling first: "source: OCI" with only huggingFace set is above all missing its oci.
+  if (!present(SIBLING[source])) throw new InputError(`spec.${SIBLING[source]}`, `is required when spec.source is ${source}`);
   for (const other of SOURCES) {
-    const field = SIBLING[other];
-    const present = spec[field] !== undefined && spec[field] !== null;
-    if (other === source && !present) throw new InputError(`spec.${field}`, `is required when spec.source is ${source}`);
-    if (other !== source && present) {
-      throw new InputError(`spec.${field}`, `must be absent when spec.source is ${source} (only spec.${SIBLING[source]} is read)`);
+    if (other !== source && present(SIBLING[other])) {
+      throw new InputError(`spec.${SIBLING[other]}`, `must be absent when spec.source is ${source} (only spec.${SIBLING[source]} is read)`);
     }
   }
   return { name, namespace, source: parseSource(source, spec, namespace), clusterSelector };
