@@ -76,7 +76,7 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   for (const plan of plans) composeCluster(rsp, cache, plan);
 
   // Report.
-  const entries = rollUp(cache, plans, previous);
+  const entries = rollUp(cache, plans);
   setCompositeStatus(rsp, { summary: summary(entries), clusters: entries.map(statusEntry) });
   setCondition(rsp, clustersMatched(footprint));
   const artifact = artifactReady(footprint, entries);

@@ -3,7 +3,6 @@
 // readCacheState/cacheStateFields), and the `summary` a person reads first.
 
 import {
-  type CacheEntry,
   type ClusterCacheState,
   type JsonObject,
   cacheStateFields,
@@ -22,7 +21,7 @@ const AUTH_MISSING_REASON = 'AuthSecretMissing';
 
 export interface ClusterEntry {
   name: string;
-  /** What the child reports (or, while a cluster is handed over from the old layout, what this cache last reported). */
+  /** What the child reports (Pending while there is no child to report, e.g. during the hand-over from the old layout). */
   state: ClusterCacheState;
   /** Why this cluster's child is kept although it would not be stamped now; shown as its message. */
   note?: string;
@@ -31,9 +30,9 @@ export interface ClusterEntry {
 }
 
 /** The entries, in the plans' order (sorted by cluster name). */
-export function rollUp(cache: ModelCache, plans: readonly ClusterPlan[], previous: ReadonlyMap<string, CacheEntry>): ClusterEntry[] {
+export function rollUp(cache: ModelCache, plans: readonly ClusterPlan[]): ClusterEntry[] {
   return plans.map((plan) => {
-    const entry: ClusterEntry = { name: plan.cluster, state: stateOf(cache, plan, previous) };
+    const entry: ClusterEntry = { name: plan.cluster, state: stateOf(cache, plan) };
     if (plan.action !== 'stamp') entry.note = plan.note;
     const tokenCondition = plan.child ? conditionOf(plan.child, CHILD_CONDITION) : undefined;
     if (tokenCondition?.reason === AUTH_MISSING_REASON && tokenCondition.status !== 'True') {
@@ -43,15 +42,15 @@ export function rollUp(cache: ModelCache, plans: readonly ClusterPlan[], previou
   });
 }
 
-function stateOf(cache: ModelCache, plan: ClusterPlan, previous: ReadonlyMap<string, CacheEntry>): ClusterCacheState {
+function stateOf(cache: ModelCache, plan: ClusterPlan): ClusterCacheState {
   if (plan.child) {
     const status = getObject(plan.child, 'status');
     if (getString(status, 'phase') !== undefined) return readCacheState(status);
   }
   if (plan.action === 'upgrade' && !plan.child) {
-    // Nothing reports for this cluster while its old Objects are handed over: keep saying what was last said.
-    const last = previous.get(plan.cluster);
-    if (last) return last;
+    // Not what the old layout last said (it may have said Ready): the child re-stages in the hub layout,
+    // and a cluster is never reported Ready before its child is.
+    return { phase: 'Pending' };
   }
   const child = getString(plan.child, 'metadata', 'name') ?? hydrationName(cache.namespace, cache.name, plan.cluster);
   return { phase: 'Pending', message: `waiting for ModelCacheHydration ${child} to report its status` };

@@ -176,7 +176,7 @@ describe('the two-step upgrade from the single-function ModelCache', () => {
     expect(compositeStatus(rsp1)['clusters']).toEqual([
       {
         name: 'cluster-a',
-        phase: 'Hydrating',
+        phase: 'Pending',
         message:
           'upgrading from the single-function ModelCache: its PVC, Job and token Secret are kept without the Delete policy until a ModelCacheHydration takes the cluster over',
       },
@@ -226,15 +226,17 @@ describe('the two-step upgrade from the single-function ModelCache', () => {
     expect(Object.keys(desiredResources(rsp2)).sort()).toEqual(['auth-cluster-a', 'hydrate-cluster-a', 'pvc-cluster-a']);
   });
 
-  it('hands over a Ready cluster that has only its PVC left, and keeps the Ready it reported meanwhile', async () => {
+  it('hands over a Ready cluster that has only its PVC left, without reporting it Ready before its child is', async () => {
+    // The old layout staged flat; the child re-stages in the hub layout (its own marker), so Ready must come from the child.
     const xr = cacheXr({}, lastStatus([{ name: 'cluster-a', phase: 'Ready' }], true));
     const observed1 = { 'pvc-cluster-a': monolithObjects('cluster-a')['pvc-cluster-a']! };
     const req1 = cacheRequest({ xr, observed: observed1 });
     const rsp1 = await client.run(req1);
     expectNothingDeletable(req1, rsp1);
     expect(Object.keys(desiredResources(rsp1))).toEqual(['pvc-cluster-a']);
-    expect((compositeStatus(rsp1)['clusters'] as JsonObject[])[0]).toMatchObject({ name: 'cluster-a', phase: 'Ready' });
-    expect(rsp1.results).toEqual([]); // it was Ready: no second "Artifact staged"
+    expect((compositeStatus(rsp1)['clusters'] as JsonObject[])[0]).toMatchObject({ name: 'cluster-a', phase: 'Pending' });
+    expect(rsp1.desired?.composite?.ready).toBe('READY_FALSE');
+    expect(rsp1.results).toEqual([]);
 
     const rsp2 = await client.run(cacheRequest({ xr, observed: applied(rsp1, observed1) }));
     expect(Object.keys(desiredResources(rsp2))).toEqual(['hydration-cluster-a']);
