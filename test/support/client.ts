@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { RunFunctionRequest as SdkRequest, RunFunctionResponse as SdkResponse, jsonLogger, runSafely, type FunctionHandler } from '#lib';
+import { decodeRequest, encodeResponse, jsonLogger, runSafely, type FunctionHandler } from '#lib';
 import {
   fromStruct,
   toStruct,
@@ -175,17 +175,17 @@ function methodCodec(): MethodCodec {
 
 /**
  * Run a handler on a test request through both codecs (protobufjs to bytes,
- * the server's codec from bytes, and back), as the server would, minus the
- * socket. Fast enough for large tables; the gRPC tests cover the transport.
+ * the server's own codec from bytes, and back), as the server would, minus
+ * the socket. Fast enough for large tables; the gRPC tests cover the transport.
  */
 export function inProcessClient(name: string, handler: FunctionHandler): FunctionClient {
   const codec = methodCodec();
   const logger = jsonLogger({ function: name, debug: false, write: () => undefined });
   return {
     run(req) {
-      const request = SdkRequest.decode(codec.requestSerialize(encodeRequest(req)));
+      const request = decodeRequest(codec.requestSerialize(encodeRequest(req)));
       const response = runSafely(name, handler, request, logger);
-      return Promise.resolve(decodeResponse(codec.responseDeserialize(Buffer.from(SdkResponse.encode(response).finish()))));
+      return Promise.resolve(decodeResponse(codec.responseDeserialize(encodeResponse(response))));
     },
     close() {},
   };
