@@ -62,12 +62,26 @@ export function getStringMap(value: unknown, ...path: string[]): Record<string, 
 }
 
 /**
- * A JSON-safe deep copy without null, undefined or non-finite numbers. Crossplane
- * reads a null in desired state as "delete this field", so nothing we send may
- * hold one; empty arrays and objects are kept, because they can mean something.
+ * The value without null, undefined or non-finite numbers. Crossplane reads a
+ * null in desired state as "delete this field", so nothing we send may hold
+ * one; empty arrays and objects are kept, because they can mean something.
+ * A value that holds none of them is returned as it is (no copy: responses at
+ * a thousand clusters are large); otherwise a cleaned copy is returned.
  */
 export function prune<T>(value: T): T {
-  return pruneValue(value) as T;
+  return isClean(value) ? value : (pruneValue(value) as T);
+}
+
+function isClean(value: unknown): boolean {
+  if (value === null || value === undefined) return false;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (typeof value !== 'object') return typeof value === 'string' || typeof value === 'boolean';
+  if (Array.isArray(value)) {
+    for (const item of value) if (!isClean(item)) return false;
+    return true;
+  }
+  for (const key of Object.keys(value)) if (!isClean((value as Record<string, unknown>)[key])) return false;
+  return true;
 }
 
 function pruneValue(value: unknown): unknown {

@@ -7,11 +7,15 @@ describe('prune', () => {
       prune({ a: null, b: undefined, c: NaN, d: Infinity, e: [1, null, { f: null, g: 'x' }], h: [], i: {}, j: false, k: 0, l: '' }),
     ).toEqual({ e: [1, { g: 'x' }], h: [], i: {}, j: false, k: 0, l: '' });
   });
-  it('copies: the result shares nothing with its input', () => {
-    const input = { a: { b: [1] } };
-    const out = prune(input);
-    out.a.b.push(2);
-    expect(input.a.b).toEqual([1]);
+  it('returns a clean value as it is, and never changes its input', () => {
+    const clean = { a: { b: [1, 'x', true, {}] } };
+    expect(prune(clean)).toBe(clean);
+    const dirty = { a: { b: [1, null], c: 'kept' } };
+    expect(prune(dirty)).toEqual({ a: { b: [1], c: 'kept' } });
+    expect(dirty).toEqual({ a: { b: [1, null], c: 'kept' } });
+  });
+  it('drops functions and symbols, which JSON cannot hold', () => {
+    expect(prune({ f: () => 1, s: Symbol('x'), k: 1 })).toEqual({ k: 1 });
   });
 });
 
