@@ -122,7 +122,10 @@ describe.each(FUNCTION_NAMES)('%s over gRPC', (name) => {
 
   it('logs one JSON line per request with its tag and duration', async () => {
     await client.run({ meta: { tag: 'logged-call' }, observed: { composite: fixture.xr } });
-    const entries = server.lines.map(parseLine).filter((e) => e?.['msg'] === 'RunFunction' && e['tag'] === 'logged-call');
+    const logged = () => server.lines.map(parseLine).filter((e) => e?.['msg'] === 'RunFunction' && e['tag'] === 'logged-call');
+    // The line comes over the server's stdout, not with the reply: under load it can arrive a little later.
+    for (let waited = 0; logged().length === 0 && waited < 2000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    const entries = logged();
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({
       level: 'info',
