@@ -70,9 +70,10 @@ describe.each([
     });
   });
 
-  it('announces the transition out of Ready with no event and no mount', async () => {
+  it('withdraws the mount of a Ready cluster, quietly', async () => {
     const rsp = await run(resolved({ xr: hydration(HF, { phase: 'Ready', staged: 'Qwen/Qwen3-0.6B', mount: { volumes: [] } }), cluster }));
     expect(compositeStatus(rsp)['mount']).toBeUndefined();
     expect(compositeStatus(rsp)['staged']).toBeUndefined();
+    expect(results(rsp)).toEqual([]);
   });
 });

@@ -40,6 +40,11 @@ async function firstPass(spec: JsonObject, world: Partial<World> = {}): Promise<
 
 const bound = { status: { phase: 'Bound' }, ready: true };
 
+/** The first pass's PVC, Bound, and its Job in `state` (as a later reconcile observes them). */
+function boundWithJob(first: Record<string, JsonObject>, state: 'running' | 'complete' | 'failed'): Record<string, JsonObject> {
+  return { pvc: observe(first['pvc']!, bound), hydrate: observe(first['hydrate']!, jobRemote(state)) };
+}
+
 describe('upstream cases, ported to the child', () => {
   it('GKE cluster first pass composes RWX PVC and hydration Job', async () => {
     const rsp = await run(resolved({ xr: hydration(HF) }));
@@ -176,7 +181,7 @@ describe('upstream cases, ported to the child', () => {
     const rsp = await run(
       resolved({
         xr: hydration(HF),
-        observed: { pvc: observe(first['pvc']!, bound), hydrate: observe(first['hydrate']!, jobRemote('complete')) },
+        observed: boundWithJob(first, 'complete'),
       }),
     );
     expect(Object.keys(desiredResources(rsp))).toEqual(['pvc']);
@@ -203,7 +208,7 @@ describe('upstream cases, ported to the child', () => {
     const rsp = await run(
       resolved({
         xr: hydration(HF),
-        observed: { pvc: observe(first['pvc']!, bound), hydrate: observe(first['hydrate']!, jobRemote('running')) },
+        observed: boundWithJob(first, 'running'),
       }),
     );
     expect(readiness(rsp)).toEqual({ pvc: 'READY_TRUE', hydrate: 'READY_UNSPECIFIED' });
@@ -218,7 +223,7 @@ describe('upstream cases, ported to the child', () => {
     const rsp = await run(
       resolved({
         xr: hydration(HF),
-        observed: { pvc: observe(first['pvc']!, bound), hydrate: observe(first['hydrate']!, jobRemote('failed')) },
+        observed: boundWithJob(first, 'failed'),
       }),
     );
     const message = `hydration Job ${JOB} on cluster-a failed: BackoffLimitExceeded: Job has reached the specified backoff limit`;
@@ -227,6 +232,9 @@ describe('upstream cases, ported to the child', () => {
     expect(condition(rsp, 'ArtifactReady')).toEqual({ status: 'STATUS_CONDITION_FALSE', reason: 'HydrationFailed', message });
     expect(results(rsp)).toEqual([['SEVERITY_WARNING', message]]);
     expect(rsp.results[0]!.reason).toBe('HydrationFailed');
+    // The Warning marks the transition: a child that was Failed already stays quiet.
+    const again = await run(resolved({ xr: hydration(HF, compositeStatus(rsp)), observed: boundWithJob(first, 'failed') }));
+    expect([compositeStatus(again)['phase'], results(again)]).toEqual(['Failed', []]);
   });
 
   it('one of two clusters ready reports partial: each child stands alone, on its own cluster', async () => {
@@ -237,7 +245,7 @@ describe('upstream cases, ported to the child', () => {
     const a = await run(
       resolved({
         xr: hydration(HF),
-        observed: { pvc: observe(first['pvc']!, bound), hydrate: observe(first['hydrate']!, jobRemote('complete')) },
+        observed: boundWithJob(first, 'complete'),
       }),
     );
     const b = await run(resolved({ xr: hydration({ ...HF, clusterName: 'cluster-b' }), cluster: clusterB }));
@@ -303,7 +311,7 @@ describe('upstream cases, ported to the child', () => {
       resolved({
         xr: hydration(HF_AUTH),
         secret: tokenSecret({}),
-        observed: { pvc: observe(first['pvc']!, bound), hydrate: observe(first['hydrate']!, jobRemote('failed')) },
+        observed: boundWithJob(first, 'failed'),
       }),
     );
     expect(Object.keys(desiredResources(rsp))).toEqual(['pvc']);
@@ -464,7 +472,7 @@ describe('the token', () => {
       {
         xr: hydration(HF_AUTH),
         secret: tokenSecret(),
-        observed: { pvc: observe(first['pvc']!, bound), hydrate: observe(first['hydrate']!, jobRemote('failed')) },
+        observed: boundWithJob(first, 'failed'),
       },
       // The cluster gate keeps the observed Secret as it is: still only in its data.
       { xr: hydration(HF_AUTH), secret: tokenSecret(), cluster: null, observed: { auth: observe(first['auth']!, { ready: true }) } },
