@@ -1,38 +1,93 @@
 // compose-model-cache-hydration: stage one cache on one cluster and publish the
 // mount contract that tells a pod how to read the model there.
+//
+// Top to bottom, as the spec reads: resolve the inputs (the XR, its cluster,
+// the token Secret), pass the cluster gate, let the source decide, report.
 
 import {
   KIND,
   MODELPLANE_API_VERSION,
+  cacheNames,
   newResponse,
-  object,
-  optional,
+  observedResource,
   readComposite,
   requireResources,
-  requiredResources,
+  requiredOne,
   selectByName,
-  string,
+  type JsonObject,
   type ResourceSelector,
   type RunFunctionRequest,
   type RunFunctionResponse,
 } from '#lib';
+import { stageClaim } from './claim.js';
+import { clusterGate } from './gate.js';
+import { artifactOf, resolveToken, stageHuggingFace } from './huggingface.js';
+import { stageOci } from './oci.js';
+import type { Outcome, PreviousStatus, Stage } from './outcome.js';
+import { previousStatus, report } from './report.js';
+import { parseSpec, type HydrationSpec } from './spec.js';
 
-const specParser = object({
-  clusterName: string(),
-  authSecret: optional(object({ name: string(), namespace: optional(string()) })),
-});
+/** Requirement keys. */
+export const REQUIRED = { cluster: 'cluster', authSecret: 'auth-secret' } as const;
 
 export function compose(req: RunFunctionRequest): RunFunctionResponse {
   const rsp = newResponse(req);
   const xr = readComposite(req);
-  const spec = specParser(xr.spec, 'spec');
+  const spec = parseSpec(xr);
 
+  // Everything this reconcile reads, asked for at once, so the second call is
+  // the last; until all of it is fetched, answer with the requirements only.
+  const authSecret = spec.source === 'HuggingFace' ? spec.authSecret : undefined;
   const selectors: Record<string, ResourceSelector> = {
-    cluster: selectByName(MODELPLANE_API_VERSION, KIND.InferenceCluster, spec.clusterName),
+    [REQUIRED.cluster]: selectByName(MODELPLANE_API_VERSION, KIND.InferenceCluster, spec.clusterName),
   };
-  if (spec.authSecret)
-    selectors['auth-secret'] = selectByName('v1', 'Secret', spec.authSecret.name, spec.authSecret.namespace ?? xr.namespace);
+  if (authSecret) selectors[REQUIRED.authSecret] = selectByName('v1', 'Secret', authSecret.name, authSecret.namespace);
   requireResources(rsp, selectors);
-  if (Object.keys(selectors).some((key) => !requiredResources(req, key).fetched)) return rsp;
+  const cluster = requiredOne(req, REQUIRED.cluster);
+  const secret: ReturnType<typeof requiredOne> = authSecret ? requiredOne(req, REQUIRED.authSecret) : { fetched: true };
+  if (!cluster.fetched || !secret.fetched) return rsp;
+
+  const previous = previousStatus(xr.status);
+  const outcome = decide(req, xr.namespace, spec, cluster.item, secret.item, previous);
+  report(req, rsp, outcome, previous, spec.clusterName);
   return rsp;
+}
+
+function decide(
+  req: RunFunctionRequest,
+  namespace: string,
+  spec: HydrationSpec,
+  cluster: JsonObject | undefined,
+  secret: JsonObject | undefined,
+  previous: PreviousStatus,
+): Outcome {
+  const gate = clusterGate(spec.clusterName, cluster, previous, artifactName(spec));
+  if (!gate.open) return gate.outcome;
+  const stage: Stage = {
+    cacheName: spec.cacheName,
+    names: cacheNames(namespace, spec.cacheName),
+    cluster: gate.cluster,
+    observed: (key) => observedResource(req, key),
+    previous,
+  };
+  switch (spec.source) {
+    case 'HuggingFace':
+      return stageHuggingFace(stage, spec.huggingFace, resolveToken(spec.authSecret, secret));
+    case 'OCI':
+      return stageOci(stage, spec.oci);
+    case 'PersistentVolumeClaim':
+      return stageClaim(stage, spec.persistentVolumeClaim);
+  }
+}
+
+/** What this cluster is to serve, in the words of its source. */
+function artifactName(spec: HydrationSpec): string {
+  switch (spec.source) {
+    case 'HuggingFace':
+      return artifactOf(spec.huggingFace);
+    case 'OCI':
+      return spec.oci.ref;
+    case 'PersistentVolumeClaim':
+      return `claim ${spec.persistentVolumeClaim.claimName}`;
+  }
 }

@@ -1,0 +1,88 @@
+// Writing an Outcome into the response: composed resources and their
+// readiness, the status the parent copies, the ArtifactReady condition,
+// events, and the composite's readiness.
+
+import {
+  desire,
+  getString,
+  isReady,
+  keepObservedObject,
+  normalEvent,
+  observedKeys,
+  observedResource,
+  readCacheState,
+  setCompositeReady,
+  setCompositeStatus,
+  setCondition,
+  toJson,
+  validateMount,
+  warningEvent,
+  type JsonObject,
+  type RunFunctionRequest,
+  type RunFunctionResponse,
+} from '#lib';
+import type { Outcome, PreviousStatus } from './outcome.js';
+
+/** The condition the parent and a person read: is the artifact usable on this cluster? */
+export const ARTIFACT_READY = 'ArtifactReady';
+
+/** This XR's status as last written: the latches live there. */
+export function previousStatus(status: JsonObject): PreviousStatus {
+  const state = readCacheState(status);
+  const previous: PreviousStatus = { phase: state.phase };
+  if (state.digest !== undefined) previous.digest = state.digest;
+  if (state.artifactKind !== undefined) previous.artifactKind = state.artifactKind;
+  const resolvedRef = getString(status, 'resolvedRef');
+  if (resolvedRef !== undefined) previous.resolvedRef = resolvedRef;
+  const staged = getString(status, 'staged');
+  if (staged !== undefined) previous.staged = staged;
+  return previous;
+}
+
+export function report(
+  req: RunFunctionRequest,
+  rsp: RunFunctionResponse,
+  outcome: Outcome,
+  previous: PreviousStatus,
+  cluster: string,
+): void {
+  // Composed resources: each ready only when its observed Object says so; a
+  // key not composed this time is not in the response at all.
+  if (outcome.keepObserved) {
+    for (const key of observedKeys(req)) {
+      const observed = observedResource(req, key);
+      if (observed) desire(rsp, key, keepObservedObject(observed), isReady(observed));
+    }
+  }
+  for (const [key, resource] of outcome.resources) desire(rsp, key, resource, isReady(observedResource(req, key)));
+
+  // The contract is published only when Ready, and only if it is inside the
+  // allowed subset: a builder output that isn't is a bug, and fails loudly.
+  let mount: JsonObject | undefined;
+  if (outcome.phase === 'Ready') {
+    const checked = validateMount(outcome.mount);
+    if (!checked.ok) throw new Error(`the mount contract for ${outcome.artifact} fails validateMount: ${checked.problems.join('; ')}`);
+    mount = toJson(checked.mount);
+  }
+  const { facts } = outcome;
+  // Every field this function owns, set or unset, so none is left from an earlier answer.
+  setCompositeStatus(rsp, {
+    phase: outcome.phase,
+    message: outcome.message,
+    mount,
+    accessModes: facts.accessModes,
+    digest: facts.digest,
+    artifactKind: facts.artifactKind,
+    resolvedRef: facts.resolvedRef,
+    staged: facts.staged,
+  });
+  setCondition(rsp, { type: ARTIFACT_READY, status: outcome.phase === 'Ready', reason: outcome.reason, message: outcome.message });
+
+  for (const warning of outcome.warnings) warningEvent(rsp, warning.reason, warning.message);
+  if (outcome.firstCompose !== undefined) normalEvent(rsp, 'Staging', outcome.firstCompose);
+  if (outcome.phase === 'Ready' && previous.phase !== 'Ready') normalEvent(rsp, 'Staged', `${outcome.artifact} is ready on ${cluster}`);
+  if (outcome.phase === 'Failed' && previous.phase !== 'Failed')
+    warningEvent(rsp, outcome.reason, outcome.message ?? `${outcome.artifact} failed on ${cluster}`);
+
+  setCompositeReady(rsp, outcome.phase === 'Ready');
+}
