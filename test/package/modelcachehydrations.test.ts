@@ -86,6 +86,48 @@ const RULES: RuleCase[] = [
     refuses: [{ body: spec(OCI, { authSecret: AUTH }), problem: 'spec: spec.authSecret applies only to the HuggingFace source.' }],
   },
   {
+    rule: "!self.startsWith('-') && !self.contains('@')",
+    admits: [{ body: spec(HF) }, { body: spec(HF, { huggingFace: { repo: 'meta-llama/Llama-3.1-8B', sizeGiB: 1 } }) }],
+    refuses: [
+      {
+        body: spec(HF, { huggingFace: { repo: '--local-dir=/etc', sizeGiB: 1 } }),
+        problem: 'spec.huggingFace.repo: spec.huggingFace.repo must not start with "-" or contain "@".',
+      },
+      {
+        body: spec(HF, { huggingFace: { repo: 'Qwen/Qwen3@main', sizeGiB: 1 } }),
+        problem: 'spec.huggingFace.repo: spec.huggingFace.repo must not start with "-" or contain "@".',
+      },
+    ],
+  },
+  {
+    rule: "!self.startsWith('-')",
+    admits: [{ body: spec(HF, { huggingFace: { repo: 'r', revision: 'main', sizeGiB: 1 } }) }],
+    refuses: [
+      {
+        body: spec(HF, { huggingFace: { repo: 'r', revision: '--force', sizeGiB: 1 } }),
+        problem: 'spec.huggingFace.revision: spec.huggingFace.revision must not start with "-".',
+      },
+    ],
+  },
+  {
+    rule: "!self.startsWith('/') && !self.split('/').exists(s, s == '' || s == '.' || s == '..')",
+    admits: [
+      { body: spec(OCI, { oci: { ref: 'registry.example.com/models/qwen:v1', subPath: 'weights/v1' } }) },
+      { body: spec(CLAIM, { persistentVolumeClaim: { claimName: 'w', subPath: 'a/...b' } }) },
+    ],
+    refuses: [
+      {
+        body: spec(OCI, { oci: { ref: 'registry.example.com/models/qwen:v1', subPath: '../etc' } }),
+        problem: 'spec.oci.subPath: spec.oci.subPath must be a relative path without empty, "." or ".." segments.',
+      },
+      {
+        body: spec(CLAIM, { persistentVolumeClaim: { claimName: 'w', subPath: '/abs' } }),
+        problem:
+          'spec.persistentVolumeClaim.subPath: spec.persistentVolumeClaim.subPath must be a relative path without empty, "." or ".." segments.',
+      },
+    ],
+  },
+  {
     rule: 'self == oldSelf',
     admits: [
       { body: spec(HF), old: spec(HF) },

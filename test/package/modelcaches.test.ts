@@ -135,22 +135,37 @@ const CEL_REFUSALS: [string, JsonObject, string][] = [
   [
     'a truncated digest',
     { ...OCI, oci: { ref: 'reg.io/m@sha256:abc' } },
-    'spec.oci.ref: spec.oci.ref must end in @sha256:<64 lower-case hex digits> when it names a digest.',
+    'spec.oci.ref: spec.oci.ref must end in a well-formed digest, @sha256: and 64 lower-case hex digits, when it names one.',
   ],
   [
     'an upper-case digest',
     { ...OCI, oci: { ref: `reg.io/m@${DIGEST.toUpperCase()}` } },
-    'spec.oci.ref: spec.oci.ref must end in @sha256:<64 lower-case hex digits> when it names a digest.',
+    'spec.oci.ref: spec.oci.ref must end in a well-formed digest, @sha256: and 64 lower-case hex digits, when it names one.',
   ],
   [
     'a digest of another algorithm',
     { ...OCI, oci: { ref: `reg.io/m@sha512:${'a'.repeat(64)}` } },
-    'spec.oci.ref: spec.oci.ref must end in @sha256:<64 lower-case hex digits> when it names a digest.',
+    'spec.oci.ref: spec.oci.ref must end in a well-formed digest, @sha256: and 64 lower-case hex digits, when it names one.',
   ],
   [
     'two digests',
     { ...OCI, oci: { ref: `reg.io/m@${DIGEST}@${DIGEST}` } },
-    'spec.oci.ref: spec.oci.ref must end in @sha256:<64 lower-case hex digits> when it names a digest.',
+    'spec.oci.ref: spec.oci.ref must end in a well-formed digest, @sha256: and 64 lower-case hex digits, when it names one.',
+  ],
+  [
+    'a repo that reads as an option',
+    { ...HF, huggingFace: { repo: '--local-dir=/etc', sizeGiB: 1 } },
+    'spec.huggingFace.repo: spec.huggingFace.repo must not start with "-" or contain "@".',
+  ],
+  [
+    'a repo with a revision folded in',
+    { ...HF, huggingFace: { repo: 'Qwen/Qwen3@main', sizeGiB: 1 } },
+    'spec.huggingFace.repo: spec.huggingFace.repo must not start with "-" or contain "@".',
+  ],
+  [
+    'a revision that reads as an option',
+    { ...HF, huggingFace: { repo: 'r', revision: '-x', sizeGiB: 1 } },
+    'spec.huggingFace.revision: spec.huggingFace.revision must not start with "-".',
   ],
   [
     'an absolute OCI subPath',
@@ -182,7 +197,7 @@ describe('ModelCache XRD: CEL rules refuse, with their messages', () => {
   it('exercises every CEL rule in the XRD', () => {
     const refused = new Set(CEL_REFUSALS.map(([, spec]) => validateXr(xrd, body(spec))).flat());
     const rules = celRules(schema);
-    expect(rules.length).toBe(11);
+    expect(rules.length).toBe(13);
     for (const rule of rules) {
       const path = rule.path.replace(/\[\]/g, '[0]');
       expect([...refused], `${rule.path}: ${rule.rule}`).toContain(`${path}: ${rule.message}`);

@@ -4,7 +4,7 @@
 // decides what the manifest means.
 
 import { asArray, asString, getIn, getObject, isObject, remoteManifest, type ArtifactKind, type JsonObject } from '#lib';
-import { DIGEST } from './spec.js';
+import { DIGEST } from '#lib';
 
 /** The ConfigMap keys the resolver writes. */
 export const RESULT_KEYS = { ref: 'ref', digest: 'digest', manifest: 'manifest', error: 'error' } as const;

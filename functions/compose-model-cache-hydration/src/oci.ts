@@ -36,7 +36,7 @@ import {
 import { jobMetadata, jobState } from './jobs.js';
 import { readResult, type ResolverResult } from './oci-result.js';
 import type { Outcome, Stage } from './outcome.js';
-import { parseReference, type OciSource } from './spec.js';
+import { parseReference, type OciSource } from '#lib';
 
 /** Desired keys. The resolver's Job, ServiceAccount, Role, RoleBinding and ConfigMap share one name on the cluster. */
 export const OCI_KEYS = {

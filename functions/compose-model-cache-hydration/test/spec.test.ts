@@ -1,9 +1,8 @@
 // Bad input gets a Fatal result naming the field, and Crossplane changes nothing.
 
 import { describe, expect, it } from 'vitest';
-import type { JsonObject } from '#lib';
+import { parseReference, type JsonObject } from '#lib';
 import { items, request } from '#testing';
-import { parseReference } from '../src/spec.js';
 import { CLUSTER_A, HF, HF_SOURCE, hydration, run } from './support.js';
 
 async function fatal(spec: JsonObject, namespace?: string): Promise<string[]> {
@@ -60,33 +59,37 @@ describe('spec errors', () => {
     ['a bad token key', { authSecret: { name: 'hf-token', key: 'HF TOKEN' } }, 'spec.authSecret.key must be a Secret key'],
     [
       'an OCI digest that is too short',
-      { source: 'OCI', oci: { ref: 'reg.io/m@sha256:abc' } },
+      { source: 'OCI', huggingFace: undefined, oci: { ref: 'reg.io/m@sha256:abc' } },
       'spec.oci.ref must end in a well-formed digest',
     ],
     [
       'an OCI digest in upper case',
-      { source: 'OCI', oci: { ref: `reg.io/m@sha256:${'A'.repeat(64)}` } },
+      { source: 'OCI', huggingFace: undefined, oci: { ref: `reg.io/m@sha256:${'A'.repeat(64)}` } },
       'spec.oci.ref must end in a well-formed digest',
     ],
-    ['an OCI reference that is none', { source: 'OCI', oci: { ref: 'Reg.io/UPPER:tag' } }, 'spec.oci.ref must be an OCI reference'],
+    [
+      'an OCI reference that is none',
+      { source: 'OCI', huggingFace: undefined, oci: { ref: 'Reg.io/UPPER:tag' } },
+      'spec.oci.ref must be an OCI reference',
+    ],
     [
       'an OCI subPath that climbs out',
-      { source: 'OCI', oci: { ref: 'reg.io/m:v1', subPath: '../etc' } },
+      { source: 'OCI', huggingFace: undefined, oci: { ref: 'reg.io/m:v1', subPath: '../etc' } },
       'spec.oci.subPath must be a relative path',
     ],
     [
       'an absolute claim subPath',
-      { source: 'PersistentVolumeClaim', persistentVolumeClaim: { claimName: 'w', subPath: '/x' } },
+      { source: 'PersistentVolumeClaim', huggingFace: undefined, persistentVolumeClaim: { claimName: 'w', subPath: '/x' } },
       'spec.persistentVolumeClaim.subPath must be a relative path',
     ],
     [
       'a claim name that is no name',
-      { source: 'PersistentVolumeClaim', persistentVolumeClaim: { claimName: 'My Claim' } },
+      { source: 'PersistentVolumeClaim', huggingFace: undefined, persistentVolumeClaim: { claimName: 'My Claim' } },
       'spec.persistentVolumeClaim.claimName must be a DNS subdomain',
     ],
     [
       'a bad pull secret',
-      { source: 'OCI', oci: { ref: 'reg.io/m:v1', imagePullSecrets: [{ name: 'Bad_Name' }] } },
+      { source: 'OCI', huggingFace: undefined, oci: { ref: 'reg.io/m:v1', imagePullSecrets: [{ name: 'Bad_Name' }] } },
       'spec.oci.imagePullSecrets[0].name must be a DNS subdomain',
     ],
   ])('refuses %s, naming the field', async (_name, change, message) => {

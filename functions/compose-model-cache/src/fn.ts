@@ -8,6 +8,7 @@
 import {
   KIND,
   MODELPLANE_API_VERSION,
+  artifactLabel,
   cacheEntries,
   conditionIsTrue,
   desire,
@@ -34,7 +35,7 @@ import { childKey, readObserved } from './observed.js';
 import { planClusters, type ClusterPlan } from './plan.js';
 import { replicasByCluster } from './reclaim.js';
 import { rollUp, statusEntry, summary } from './rollup.js';
-import { artifactLabel, parseModelCache, type ModelCache } from './spec.js';
+import { parseModelCache, type ModelCache } from './spec.js';
 import { keepLegacy } from './upgrade.js';
 
 const CLUSTERS = 'clusters';

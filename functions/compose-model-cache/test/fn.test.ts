@@ -597,14 +597,18 @@ describe('a malformed ModelCache is refused with a Fatal result naming the field
     [
       'a truncated digest',
       { ...OCI_SPEC, oci: { ref: 'reg.io/m@sha256:abc' } },
-      'spec.oci.ref must end in @sha256: and 64 lower-case hex digits',
+      'spec.oci.ref must end in a well-formed digest, @sha256: and 64 lower-case hex digits',
     ],
     [
       'an upper-case digest',
       { ...OCI_SPEC, oci: { ref: digestOk.toUpperCase() } },
-      'spec.oci.ref must end in @sha256: and 64 lower-case hex digits',
+      'spec.oci.ref must end in a well-formed digest, @sha256: and 64 lower-case hex digits',
     ],
-    ['a reference with a space', { ...OCI_SPEC, oci: { ref: 'reg.io/m :v1' } }, 'spec.oci.ref must be an OCI reference without spaces'],
+    [
+      'a reference with a space',
+      { ...OCI_SPEC, oci: { ref: 'reg.io/m :v1' } },
+      'spec.oci.ref must be an OCI reference, [registry/]repository[:tag][@sha256:<digest>]',
+    ],
     ['an absolute subPath', { ...OCI_SPEC, oci: { ref: 'r:v1', subPath: '/etc' } }, 'spec.oci.subPath must be a relative path'],
     [
       'a subPath climbing out',

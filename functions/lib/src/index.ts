@@ -18,3 +18,4 @@ export * from './runtime/serve.js';
 export * from './runtime/server.js';
 export * from './runtime/tls.js';
 export * from './runtime/codec.js';
+export * from './source.js';
