@@ -230,13 +230,14 @@ function freePort(): Promise<number> {
 describe('the examples tool (make render, render-check, render-update)', () => {
   const DRIVER = { PATH: process.env['PATH'] ?? '', RENDER_WITH: 'driver' };
   let root: string;
+  let ports: number[];
 
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), 'render-examples-'));
     // The built servers of this checkout, as if they were built in the scratch repository.
     symlinkSync(join(REPO_ROOT, 'functions'), join(root, 'functions'));
     mkdirSync(join(root, 'examples'));
-    const ports = [await freePort(), await freePort(), await freePort()];
+    ports = [await freePort(), await freePort(), await freePort()];
     const names = ['compose-model-cache', 'compose-model-cache-hydration', 'compose-model-replica'];
     yamlFile(
       root,
@@ -330,6 +331,27 @@ describe('the examples tool (make render, render-check, render-update)', () => {
     expect(err()).toContain(
       'examples/model-replica/waiting: no Composition in package/ has compositeTypeRef modelplane.ai/v1alpha1 ModelReplica',
     );
+  });
+
+  it('says what to do when a port functions.yaml names is taken, and starts no server', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(ports[1], '127.0.0.1', resolve));
+    try {
+      const { io, err } = capture();
+      expect(await examplesMain([], io, root, DRIVER)).toBe(1);
+      expect(err()).toContain(
+        `cannot start compose-model-cache-hydration on 127.0.0.1:${ports[1]!}: the port is taken. Is \`make run\` still running?`,
+      );
+    } finally {
+      blocker.close();
+    }
+    // The server it had started on the first port was stopped: the port is free again.
+    const probe = createServer();
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen(ports[0], '127.0.0.1', resolve);
+    });
+    probe.close();
   });
 
   it('refuses RENDER_WITH=crossplane without the CLI, and unknown arguments', async () => {

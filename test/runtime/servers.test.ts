@@ -3,7 +3,7 @@
 // next call still answered), logs, exit codes, shutdown.
 
 import { createServer } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   FUNCTION_NAMES,
   functionClient,
@@ -122,7 +122,12 @@ describe.each(FUNCTION_NAMES)('%s over gRPC', (name) => {
 
   it('logs one JSON line per request with its tag and duration', async () => {
     await client.run({ meta: { tag: 'logged-call' }, observed: { composite: fixture.xr } });
-    const entries = server.lines.map(parseLine).filter((e) => e?.['msg'] === 'RunFunction' && e['tag'] === 'logged-call');
+    // The log line travels through a pipe, the response through a socket: the line may arrive just after.
+    const logged = () => server.lines.map(parseLine).filter((e) => e?.['msg'] === 'RunFunction' && e['tag'] === 'logged-call');
+    await vi.waitFor(() => {
+      expect(logged()).not.toHaveLength(0);
+    });
+    const entries = logged();
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({
       level: 'info',
