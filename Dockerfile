@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # One runtime image per function; the FUNCTION build argument picks which:
 #
 #   docker build --build-arg FUNCTION=compose-model-cache -t <image> .
@@ -13,7 +12,8 @@ ARG BUILD_IMAGE=node:20.19.5-bookworm-slim@sha256:9e70124bd00f47dd023e349cd58713
 ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs20-debian12:nonroot@sha256:2cd820156cf039c8b54ae2d2a97e424b6729070714de8707a6b79f20d56f6a9a
 
 # The bundle is plain JavaScript, the same for every platform: build it once,
-# natively, whatever platform the image is for.
+# natively, whatever platform the image is for ($BUILDPLATFORM is set by
+# BuildKit, Docker's default builder since 23.0, and by buildah).
 FROM --platform=$BUILDPLATFORM ${BUILD_IMAGE} AS build
 ARG FUNCTION
 RUN test -n "$FUNCTION" || { echo 'set --build-arg FUNCTION=<compose-model-cache|compose-model-cache-hydration|compose-model-replica>' >&2; exit 1; }

@@ -33,7 +33,9 @@ import {
   loadCompositeResource,
   loadFunctions,
   loadResources,
+  type Composition,
   type FunctionRef,
+  type PipelineStep,
 } from './load.js';
 import {
   ANNOTATION_COMPOSITION_RESOURCE_NAME,
@@ -180,177 +182,227 @@ function severityName(severity: Severity): string {
   return Severity[severity] ?? String(severity);
 }
 
-/** Run the pipeline and build what `crossplane render` would print. */
-export async function renderPipeline(options: RenderOptions): Promise<RenderOutput> {
+interface Inputs {
+  xr: JsonObject;
+  composition: Composition;
+  functions: FunctionRef[];
+  credentials: JsonObject[];
+  /** Observed composed resources by their composition-resource-name annotation. */
+  observed: Map<string, JsonObject>;
+  /** -e objects, for a step's bootstrap requirements. */
+  required: JsonObject[];
+  /** -e and --extra-resources objects, for the requirements functions return. */
+  fetchable: JsonObject[];
+}
+
+/** Render's inputs, checked as render checks them before it runs anything. */
+function loadInputs(options: RenderOptions): Inputs {
   const xr = loadCompositeResource(options.compositeResource);
   const composition = loadComposition(options.composition);
   checkCompositionFor(xr, composition);
   const functions = loadFunctions(options.functions).map((fn) =>
     withAnnotations(fn, options.functionAnnotations ?? {}, options.targets ?? {}),
   );
-  const credentials = loadResources(options.functionCredentials);
-  const observedResources = loadResources(options.observedResources);
-  const requiredResources = loadResources(options.requiredResources);
-  const fetchable = [...loadResources(options.extraResources), ...requiredResources];
+  const observed = new Map<string, JsonObject>();
+  for (const object of loadResources(options.observedResources)) {
+    // Render keys each by its annotation; one without it lands under "", as it does in render.
+    observed.set(getString(object, 'metadata', 'annotations', ANNOTATION_COMPOSITION_RESOURCE_NAME) ?? '', object);
+  }
+  const required = loadResources(options.requiredResources);
+  return {
+    xr,
+    composition,
+    functions,
+    credentials: loadResources(options.functionCredentials),
+    observed,
+    required,
+    fetchable: [...loadResources(options.extraResources), ...required],
+  };
+}
 
+/** Run the pipeline and build what `crossplane render` would print. */
+export async function renderPipeline(options: RenderOptions): Promise<RenderOutput> {
+  const inputs = loadInputs(options);
   const deadline = new Date(Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS));
-  const connections = connectFunctions(functions, deadline);
+  const connections = connectFunctions(inputs.functions, deadline);
   try {
-    return await run();
+    const run = await runPipeline(inputs, connections, options.context ?? {});
+    return buildOutput(inputs, run, options.includeFullXr ?? false);
   } finally {
     for (const connection of connections.values()) connection.close();
   }
+}
 
-  async function run(): Promise<RenderOutput> {
-    // Observed composed resources are keyed by the annotation Crossplane put on them.
-    const observed = new Map<string, JsonObject>();
-    for (const object of observedResources) {
-      observed.set(getString(object, 'metadata', 'annotations', ANNOTATION_COMPOSITION_RESOURCE_NAME) ?? '', object);
+interface PipelineRun {
+  desired: State | undefined;
+  context: JsonObject | undefined;
+  results: JsonObject[];
+  conditions: Condition[];
+  requirements: Record<string, Requirements>;
+  steps: StepTrace[];
+}
+
+/** Each step in order, on the desired state and context the step before returned. */
+async function runPipeline(inputs: Inputs, connections: Map<string, FunctionConnection>, initialContext: JsonObject): Promise<PipelineRun> {
+  const observed: State = { composite: resource(inputs.xr), resources: {} };
+  for (const [key, object] of inputs.observed) observed.resources[key] = resource(object);
+  const fetch = (selector: ResourceSelector): Resources => toResources(selectRequired(inputs.fetchable, toSelector(selector)));
+
+  // The pipeline starts with empty desired state and an empty context (plus what the caller gave).
+  const run: PipelineRun = {
+    desired: { composite: undefined, resources: {} },
+    context: { ...initialContext },
+    results: [],
+    conditions: [],
+    requirements: {},
+    steps: [],
+  };
+  for (const step of inputs.composition.pipeline) {
+    const connection = connections.get(step.functionName);
+    if (!connection) {
+      throw new RenderError(
+        `cannot run pipeline step "${step.step}": unknown Function "${step.functionName}" - does it exist in your Functions file?`,
+      );
     }
-    const observedState: State = { composite: resource(xr), resources: {} };
-    for (const [key, object] of observed) observedState.resources[key] = resource(object);
-
-    // The pipeline starts with empty desired state and an empty context (plus what the caller gave).
-    let desired: State | undefined = { composite: undefined, resources: {} };
-    let context: JsonObject | undefined = { ...(options.context ?? {}) };
-    const results: JsonObject[] = [];
-    const conditions: Condition[] = [];
-    const requirements: Record<string, Requirements> = {};
-    const steps: StepTrace[] = [];
-    const fetch = (selector: ResourceSelector): Resources => toResources(selectRequired(fetchable, toSelector(selector)));
-
-    for (const step of composition.pipeline) {
-      const req: RunFunctionRequest = {
-        meta: undefined,
-        observed: observedState,
-        desired,
-        // eslint-disable-next-line @typescript-eslint/no-deprecated -- the generated type requires the old field; it starts empty
-        extraResources: {},
-        credentials: {},
-        requiredResources: {},
-        requiredSchemas: {},
+    const req = firstRequest(inputs, step, observed, run);
+    let rsp: RunFunctionResponse;
+    let calls: number;
+    try {
+      ({ rsp, calls } = await runWithRequirements((r) => connection.run(r), req, fetch));
+    } catch (error) {
+      throw withRequirements(
+        new RenderError(`cannot run pipeline step "${step.step}": ${error instanceof Error ? error.message : String(error)}`),
+        run,
+      );
+    }
+    run.steps.push({ step: step.step, functionName: step.functionName, calls });
+    run.desired = rsp.desired;
+    run.context = rsp.context;
+    for (const c of rsp.conditions) {
+      const condition: Condition = {
+        type: c.type,
+        status: STATUS_NAMES[c.status] ?? 'Unknown',
+        reason: c.reason,
+        lastTransitionTime: CONDITION_TIME,
       };
-      if (context !== undefined) req.context = context;
-      if (step.input !== undefined) req.input = step.input;
-      for (const credential of step.credentials) {
-        const secret = credentials.find(
-          (s) =>
-            getString(s, 'metadata', 'name') === credential.secretName &&
-            (getString(s, 'metadata', 'namespace') ?? '') === credential.secretNamespace,
-        );
-        if (!secret)
-          throw new LoadError(`cannot get credentials from secret "${credential.secretName}": secret "${credential.secretName}" not found`);
-        req.credentials[credential.name] = { credentialData: { data: secretData(secret) } };
-      }
-      for (const bootstrap of step.requiredResources) {
-        req.requiredResources[bootstrap.requirementName] = toResources(selectRequired(requiredResources, bootstrap.selector));
-      }
-
-      const connection = connections.get(step.functionName);
-      if (!connection) {
-        throw new RenderError(
-          `cannot run pipeline step "${step.step}": unknown Function "${step.functionName}" - does it exist in your Functions file?`,
-        );
-      }
-      let rsp: RunFunctionResponse;
-      let calls: number;
-      try {
-        ({ rsp, calls } = await runWithRequirements((r) => connection.run(r), req, fetch));
-      } catch (error) {
-        const failure = new RenderError(
-          `cannot run pipeline step "${step.step}": ${error instanceof Error ? error.message : String(error)}`,
-        );
-        failure.requirements = requirements;
-        throw failure;
-      }
-      steps.push({ step: step.step, functionName: step.functionName, calls });
-
-      desired = rsp.desired;
-      context = rsp.context;
-      for (const c of rsp.conditions) {
-        const condition: Condition = {
-          type: c.type,
-          status: STATUS_NAMES[c.status] ?? 'Unknown',
-          reason: c.reason,
-          lastTransitionTime: CONDITION_TIME,
-        };
-        if (c.message) condition.message = c.message;
-        conditions.push(condition);
-      }
-      if (rsp.requirements !== undefined) requirements[step.step] = rsp.requirements;
-      for (const result of rsp.results) {
-        if (result.severity === Severity.SEVERITY_FATAL) {
-          const failure = new RenderError(`pipeline step "${step.step}" returned a fatal result: ${result.message}`);
-          failure.requirements = requirements;
-          throw failure;
-        }
-        results.push({
-          apiVersion: RENDER_API_VERSION,
-          kind: 'Result',
-          step: step.step,
-          severity: severityName(result.severity),
-          message: result.message,
-        });
-      }
+      if (c.message) condition.message = c.message;
+      run.conditions.push(condition);
     }
-
-    const composed: { key: string; body: JsonObject }[] = [];
-    const unready: string[] = [];
-    for (const [key, value] of Object.entries(desired?.resources ?? {})) {
-      if (value.ready !== Ready.READY_TRUE) unready.push(key);
-      const body: JsonObject = structuredClone<JsonObject>(value.resource ?? {});
-      // A desired resource that is already observed keeps the observed one's name and namespace.
-      const existing = observed.get(key);
-      if (existing) {
-        setMetadataString(body, 'namespace', getString(existing, 'metadata', 'namespace'));
-        setMetadataString(body, 'name', getString(existing, 'metadata', 'name'));
-        setMetadataString(body, 'generateName', getString(existing, 'metadata', 'generateName'));
+    if (rsp.requirements !== undefined) run.requirements[step.step] = rsp.requirements;
+    for (const result of rsp.results) {
+      // A Fatal result stops the render; Crossplane would change nothing.
+      if (result.severity === Severity.SEVERITY_FATAL) {
+        throw withRequirements(new RenderError(`pipeline step "${step.step}" returned a fatal result: ${result.message}`), run);
       }
-      setComposedResourceMetadata(body, xr, key);
-      composed.push({ key, body });
+      run.results.push({
+        apiVersion: RENDER_API_VERSION,
+        kind: 'Result',
+        step: step.step,
+        severity: severityName(result.severity),
+        message: result.message,
+      });
     }
-    composed.sort((a, b) => compareNames(a.key, b.key));
-
-    // The pipeline returns only the XR's desired status; its identity comes from the input.
-    const out: JsonObject = structuredClone<JsonObject>(desired?.composite?.resource ?? {});
-    out['apiVersion'] = getString(xr, 'apiVersion') ?? '';
-    out['kind'] = getString(xr, 'kind') ?? '';
-    setMetadataString(out, 'name', getString(xr, 'metadata', 'name'));
-    setMetadataString(out, 'namespace', getString(xr, 'metadata', 'namespace'));
-    const compositeReady = desired?.composite?.ready ?? Ready.READY_UNSPECIFIED;
-    const ready: Condition =
-      compositeReady === Ready.READY_FALSE
-        ? { type: 'Ready', status: 'False', reason: 'Creating', lastTransitionTime: CONDITION_TIME }
-        : compositeReady === Ready.READY_UNSPECIFIED && unready.length > 0
-          ? {
-              type: 'Ready',
-              status: 'False',
-              reason: 'Creating',
-              message: `Unready resources: ${someNames(unready)}`,
-              lastTransitionTime: CONDITION_TIME,
-            }
-          : { type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: CONDITION_TIME };
-    setConditions(out, ready);
-    for (const condition of conditions) {
-      if (!SYSTEM_CONDITION_TYPES.includes(condition.type)) setConditions(out, condition);
-    }
-
-    if (options.includeFullXr) {
-      if (!isObject(xr['spec'])) throw new LoadError('cannot get composite resource spec');
-      out['spec'] = structuredClone(xr['spec']);
-      out['metadata'] = structuredClone(getObject(xr, 'metadata') ?? {});
-    }
-
-    const output: RenderOutput = {
-      compositeResource: out,
-      composedResources: composed.map((c) => c.body),
-      results,
-      requirements,
-      steps,
-    };
-    if (context !== undefined) output.context = { apiVersion: RENDER_API_VERSION, kind: 'Context', fields: context };
-    return output;
   }
+  return run;
+}
+
+function withRequirements(error: RenderError, run: PipelineRun): RenderError {
+  error.requirements = run.requirements;
+  return error;
+}
+
+/** A step's first request: state so far, its input and credentials, and its bootstrap requirements resolved. */
+function firstRequest(inputs: Inputs, step: PipelineStep, observed: State, run: PipelineRun): RunFunctionRequest {
+  const req: RunFunctionRequest = {
+    meta: undefined,
+    observed,
+    desired: run.desired,
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- the generated type requires the old field; it starts empty
+    extraResources: {},
+    credentials: {},
+    requiredResources: {},
+    requiredSchemas: {},
+  };
+  if (run.context !== undefined) req.context = run.context;
+  if (step.input !== undefined) req.input = step.input;
+  for (const credential of step.credentials) {
+    const secret = inputs.credentials.find(
+      (s) =>
+        getString(s, 'metadata', 'name') === credential.secretName &&
+        (getString(s, 'metadata', 'namespace') ?? '') === credential.secretNamespace,
+    );
+    if (!secret)
+      throw new LoadError(`cannot get credentials from secret "${credential.secretName}": secret "${credential.secretName}" not found`);
+    req.credentials[credential.name] = { credentialData: { data: secretData(secret) } };
+  }
+  for (const bootstrap of step.requiredResources) {
+    req.requiredResources[bootstrap.requirementName] = toResources(selectRequired(inputs.required, bootstrap.selector));
+  }
+  return req;
+}
+
+/** What render prints, from the last desired state: the XR, then the composed resources by key. */
+function buildOutput(inputs: Inputs, run: PipelineRun, includeFullXr: boolean): RenderOutput {
+  const { xr } = inputs;
+  const composed: { key: string; body: JsonObject }[] = [];
+  const unready: string[] = [];
+  for (const [key, value] of Object.entries(run.desired?.resources ?? {})) {
+    if (value.ready !== Ready.READY_TRUE) unready.push(key);
+    const body = structuredClone<JsonObject>(value.resource ?? {});
+    // A desired resource that is already observed keeps the observed one's name and namespace.
+    const existing = inputs.observed.get(key);
+    if (existing) {
+      setMetadataString(body, 'namespace', getString(existing, 'metadata', 'namespace'));
+      setMetadataString(body, 'name', getString(existing, 'metadata', 'name'));
+      setMetadataString(body, 'generateName', getString(existing, 'metadata', 'generateName'));
+    }
+    setComposedResourceMetadata(body, xr, key);
+    composed.push({ key, body });
+  }
+  composed.sort((a, b) => compareNames(a.key, b.key));
+
+  // The pipeline returns only the XR's desired status; its identity comes from the input.
+  const out = structuredClone<JsonObject>(run.desired?.composite?.resource ?? {});
+  out['apiVersion'] = getString(xr, 'apiVersion') ?? '';
+  out['kind'] = getString(xr, 'kind') ?? '';
+  setMetadataString(out, 'name', getString(xr, 'metadata', 'name'));
+  setMetadataString(out, 'namespace', getString(xr, 'metadata', 'namespace'));
+  setConditions(out, readyCondition(run.desired?.composite?.ready ?? Ready.READY_UNSPECIFIED, unready));
+  for (const condition of run.conditions) {
+    // Ready, Synced and Healthy are Crossplane's own: a function can't set them.
+    if (!SYSTEM_CONDITION_TYPES.includes(condition.type)) setConditions(out, condition);
+  }
+  if (includeFullXr) {
+    if (!isObject(xr['spec'])) throw new LoadError('cannot get composite resource spec');
+    out['spec'] = structuredClone(xr['spec']);
+    out['metadata'] = structuredClone(getObject(xr, 'metadata') ?? {});
+  }
+
+  const output: RenderOutput = {
+    compositeResource: out,
+    composedResources: composed.map((c) => c.body),
+    results: run.results,
+    requirements: run.requirements,
+    steps: run.steps,
+  };
+  if (run.context !== undefined) output.context = { apiVersion: RENDER_API_VERSION, kind: 'Context', fields: run.context };
+  return output;
+}
+
+/** Render's Ready condition on the XR: the XR's own verdict if it has one, else whether every composed resource is ready. */
+function readyCondition(compositeReady: Ready, unready: readonly string[]): Condition {
+  const at = CONDITION_TIME;
+  if (compositeReady === Ready.READY_FALSE) return { type: 'Ready', status: 'False', reason: 'Creating', lastTransitionTime: at };
+  if (compositeReady === Ready.READY_UNSPECIFIED && unready.length > 0) {
+    return {
+      type: 'Ready',
+      status: 'False',
+      reason: 'Creating',
+      message: `Unready resources: ${someNames(unready)}`,
+      lastTransitionTime: at,
+    };
+  }
+  return { type: 'Ready', status: 'True', reason: 'Available', lastTransitionTime: at };
 }
 
 export interface FormatOptions {
