@@ -299,6 +299,7 @@ describe('the examples tool (make render, render-check, render-update)', () => {
     expect(await examplesMain(['--check'], missing.io, root, DRIVER)).toBe(1);
     expect(missing.out()).toContain('MISSING  examples/model-cache/first-compose');
     expect(missing.err()).toContain('examples/model-cache/first-compose/expected.yaml is missing. Run `make render-update`');
+    expect(missing.err()).not.toContain('intended');
 
     const updated = capture();
     expect(await examplesMain(['--update'], updated.io, root, DRIVER)).toBe(0);
@@ -315,7 +316,7 @@ describe('the examples tool (make render, render-check, render-update)', () => {
     expect(await examplesMain(['--check'], differs.io, root, DRIVER)).toBe(1);
     expect(differs.out()).toContain('DIFFERS  examples/model-cache/first-compose');
     expect(differs.err()).toContain('-   name: llama\n+   name: qwen');
-    expect(differs.err()).toContain('If the change is intended, run `make render-update`');
+    expect(differs.err()).toContain('If the changes are intended, run `make render-update`');
   });
 
   it('fails clearly when an example has no Composition in package/', async () => {

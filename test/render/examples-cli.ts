@@ -91,6 +91,7 @@ export async function main(
   process.once('SIGTERM', onSignal);
   process.once('exit', onExit);
   let failures = 0;
+  let differences = 0;
   try {
     servers = await startExampleServers(root);
     for (const example of examples) {
@@ -115,6 +116,7 @@ export async function main(
           io.stdout(`ok       ${label}\n`);
         } else {
           failures++;
+          if (comparison.status === 'different') differences++;
           io.stdout(`${comparison.status === 'missing' ? 'MISSING ' : 'DIFFERS '} ${label}\n`);
           io.stderr(`${comparison.status === 'missing' ? comparison.message : comparison.diff}\n`);
         }
@@ -130,7 +132,7 @@ export async function main(
     process.off('exit', onExit);
   }
   if (failures > 0) {
-    const hint = mode === 'check' ? ' If the change is intended, run `make render-update` and review the diff.' : '';
+    const hint = differences > 0 ? ' If the changes are intended, run `make render-update` and review the diff.' : '';
     io.stderr(`${failures} of ${examples.length} example${examples.length === 1 ? '' : 's'} failed.${hint}\n`);
     return 1;
   }
