@@ -6,10 +6,10 @@ SHELL := /bin/bash
 FUNCTIONS := compose-model-cache compose-model-cache-hydration compose-model-replica
 NODE_MODULES := node_modules/.package-lock.json
 
-.PHONY: help install build lint format typecheck unit test run clean
+.PHONY: help install build lint format typecheck unit test run clean render-tools render render-check render-update images xpkg
 
 help: ## List the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
 $(NODE_MODULES): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -47,5 +47,30 @@ run: build ## Start the three servers locally, insecure, on 9443, 9444 and 9445
 	node functions/compose-model-replica/dist/main.js --insecure --address 127.0.0.1:9445 & \
 	wait
 
+# Render every examples/<xr>/<stage>/ against package/'s Compositions. The
+# examples tool starts the three servers where examples/functions.yaml points
+# (127.0.0.1:9443, 9444, 9445, insecure) and stops them however it ends; it
+# uses `crossplane render` when the CLI is on PATH, else the project's render
+# driver (test/render). RENDER_WITH=driver or RENDER_WITH=crossplane picks one.
+RENDER_EXAMPLES := node test/render/dist/examples.mjs
+
+render-tools: $(NODE_MODULES)
+	@node scripts/build-render.mjs
+
+render: build render-tools ## Render every example and print the results (stop `make run` first: same ports)
+	@$(RENDER_EXAMPLES)
+
+render-check: build render-tools ## Render every example and compare with its expected.yaml
+	@$(RENDER_EXAMPLES) --check
+
+render-update: build render-tools ## Rewrite every example's expected.yaml from its render (review the diff)
+	@$(RENDER_EXAMPLES) --update
+
+images: ## Build the three function images (needs docker with an engine, or buildah)
+	@node scripts/package.mjs images
+
+xpkg: ## Build the Function packages and the Configuration (needs the crossplane CLI; run make images first)
+	@node scripts/package.mjs xpkg
+
 clean: ## Remove build outputs
-	rm -rf functions/*/dist .test-results
+	rm -rf functions/*/dist test/render/dist .test-results _output

@@ -5,3 +5,4 @@ export * from './server.js';
 export * from './certs.js';
 export * from './xrs.js';
 export * from './xrd.js';
+export * from './fake-function.js';

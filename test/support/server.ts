@@ -3,6 +3,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const FUNCTION_NAMES = ['compose-model-cache', 'compose-model-cache-hydration', 'compose-model-replica'] as const;
@@ -10,8 +11,9 @@ export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-export function serverEntry(name: FunctionName): string {
-  return fileURLToPath(new URL(`../../functions/${name}/dist/main.js`, import.meta.url));
+/** The built server of a function, under the repository root (this checkout's by default). */
+export function serverEntry(name: FunctionName, root: string = REPO_ROOT): string {
+  return join(root, 'functions', name, 'dist', 'main.js');
 }
 
 export interface RunningServer {
@@ -32,13 +34,18 @@ export interface StartOptions {
   env?: Record<string, string>;
   tls?: boolean;
   host?: string;
+  /** A fixed host:port instead of an ephemeral port on `host` (e.g. the Development targets in examples/functions.yaml). */
+  address?: string;
   timeoutMs?: number;
+  /** The repository root to find the built server under (needed where this module is bundled elsewhere). */
+  root?: string;
 }
 
 export function startServer(name: FunctionName, options: StartOptions = {}): Promise<RunningServer> {
-  const entry = serverEntry(name);
+  const entry = serverEntry(name, options.root);
   if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`make build\` first`);
-  const args = [entry, '--address', `${options.host ?? '127.0.0.1'}:0`, ...(options.tls ? [] : ['--insecure']), ...(options.args ?? [])];
+  const host = options.address === undefined ? (options.host ?? '127.0.0.1') : options.address.slice(0, options.address.lastIndexOf(':'));
+  const args = [entry, '--address', options.address ?? `${host}:0`, ...(options.tls ? [] : ['--insecure']), ...(options.args ?? [])];
   const child = spawn(process.execPath, args, {
     env: { PATH: process.env['PATH'] ?? '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -74,7 +81,7 @@ export function startServer(name: FunctionName, options: StartOptions = {}): Pro
           resolve({
             name,
             port,
-            address: `${options.host ?? '127.0.0.1'}:${port}`,
+            address: `${host}:${port}`,
             process: child,
             lines,
             stderr: () => stderr,

@@ -1,0 +1,243 @@
+// The three Function packages: each package root's crossplane.yaml, and the
+// one Dockerfile that builds every function's runtime image. The Dockerfile is
+// parsed and checked (non-root user, the FUNCTION build argument, bases pinned
+// by digest, an entrypoint that needs no flags), and its build stage is
+// replayed here with only what it copies, to show the bundle it makes runs on
+// its own.
+
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { getString, getStringMap } from '#lib';
+import {
+  FUNCTION_NAMES,
+  REPO_ROOT,
+  functionClient,
+  hydrationXr,
+  modelCacheXr,
+  replicaXr,
+  startServer,
+  type FunctionName,
+  type TestResource,
+} from '#testing';
+import { readYamlObject } from '../render/yaml.js';
+import { FUNCTION_REGISTRY, INSTALLED_FUNCTION_NAMES, installedName } from './packaging.js';
+
+const configuration = readYamlObject(join(REPO_ROOT, 'crossplane.yaml'));
+
+describe.each(FUNCTION_NAMES.map((name) => [name]))('the %s Function package', (name) => {
+  const root = join(REPO_ROOT, 'functions', name, 'package');
+  const meta = readYamlObject(join(root, 'crossplane.yaml'));
+
+  it('is a meta.pkg.crossplane.io/v1 Function named after the function', () => {
+    expect(meta['apiVersion']).toBe('meta.pkg.crossplane.io/v1');
+    expect(meta['kind']).toBe('Function');
+    expect(getString(meta, 'metadata', 'name')).toBe(name);
+  });
+
+  it('carries maintainer, source, license, description and readme, as the Configuration does', () => {
+    const annotations = getStringMap(meta, 'metadata', 'annotations');
+    for (const key of ['maintainer', 'source', 'license', 'description', 'readme']) {
+      expect(annotations[`meta.crossplane.io/${key}`]?.trim(), key).toBeTruthy();
+    }
+    expect(annotations['meta.crossplane.io/license']).toBe('Apache-2.0');
+    const config = getStringMap(configuration, 'metadata', 'annotations');
+    expect(annotations['meta.crossplane.io/source']).toBe(config['meta.crossplane.io/source']);
+    expect(annotations['meta.crossplane.io/maintainer']).toBe(config['meta.crossplane.io/maintainer']);
+    expect(annotations['meta.crossplane.io/readme']).toContain(`# ${name}`);
+  });
+
+  it('needs the Crossplane version the Configuration needs', () => {
+    expect(getString(meta, 'spec', 'crossplane', 'version')).toBe(getString(configuration, 'spec', 'crossplane', 'version'));
+  });
+
+  it('is the package the Configuration depends on, installed under the name Compositions use', () => {
+    expect(installedName(`${FUNCTION_REGISTRY}/${getString(meta, 'metadata', 'name') ?? ''}`)).toBe(INSTALLED_FUNCTION_NAMES[name]);
+  });
+
+  it('holds nothing but its metadata (crossplane xpkg build packages every YAML file under the root)', () => {
+    expect(readdirSync(root)).toEqual(['crossplane.yaml']);
+  });
+});
+
+// --- The Dockerfile -------------------------------------------------------------
+
+interface Instruction {
+  command: string;
+  args: string;
+  line: number;
+}
+interface Stage {
+  from: string;
+  platform?: string;
+  alias?: string;
+  instructions: Instruction[];
+}
+interface Dockerfile {
+  /** ARGs before the first FROM, with their defaults. */
+  globalArgs: Record<string, string | undefined>;
+  stages: Stage[];
+}
+
+/** Instructions with continuation lines joined and comments dropped (parser directives included). */
+function parseDockerfile(text: string): Dockerfile {
+  const instructions: Instruction[] = [];
+  let pending: { text: string; line: number } | undefined;
+  text.split('\n').forEach((raw, index) => {
+    const line = raw.trimEnd();
+    if (pending === undefined && (line.trim() === '' || line.trimStart().startsWith('#'))) return;
+    if (pending !== undefined && line.trimStart().startsWith('#')) return;
+    const continued = line.endsWith('\\');
+    const body = continued ? line.slice(0, -1) : line;
+    pending =
+      pending === undefined ? { text: body.trim(), line: index + 1 } : { text: `${pending.text} ${body.trim()}`, line: pending.line };
+    if (!continued) {
+      const [command = '', ...rest] = pending.text.split(/\s+/);
+      instructions.push({ command: command.toUpperCase(), args: rest.join(' '), line: pending.line });
+      pending = undefined;
+    }
+  });
+  const result: Dockerfile = { globalArgs: {}, stages: [] };
+  for (const instruction of instructions) {
+    if (instruction.command === 'FROM') {
+      const words = instruction.args.split(/\s+/);
+      const platform = words.find((w) => w.startsWith('--platform='))?.slice('--platform='.length);
+      const rest = words.filter((w) => !w.startsWith('--'));
+      const stage: Stage = { from: rest[0] ?? '', instructions: [] };
+      if (platform !== undefined) stage.platform = platform;
+      if (rest[1]?.toUpperCase() === 'AS' && rest[2]) stage.alias = rest[2];
+      result.stages.push(stage);
+    } else if (result.stages.length === 0) {
+      if (instruction.command !== 'ARG') throw new Error(`line ${instruction.line}: ${instruction.command} before the first FROM`);
+      const [key, value] = instruction.args.split('=', 2) as [string, string | undefined];
+      result.globalArgs[key] = value;
+    } else {
+      result.stages.at(-1)!.instructions.push(instruction);
+    }
+  }
+  return result;
+}
+
+/** A FROM reference with ${ARG}s replaced by the global ARG defaults. */
+function resolve(reference: string, args: Record<string, string | undefined>): string {
+  return reference.replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, (_match, name: string) => args[name] ?? '');
+}
+
+/** What .dockerignore keeps out of functions/: build outputs, tests, package metadata. */
+const DOCKERIGNORED = /^functions\/[^/]+\/(dist|test|package)(\/|$)/;
+
+const PINNED = /^[a-z0-9.\-/]+(?::[A-Za-z0-9._-]+)?@sha256:[0-9a-f]{64}$/;
+
+describe('the Dockerfile', () => {
+  const text = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8');
+  const dockerfile = parseDockerfile(text);
+  const [build, runtime] = dockerfile.stages;
+  const commands = (stage: Stage | undefined, command: string) =>
+    (stage?.instructions ?? []).filter((i) => i.command === command).map((i) => i.args);
+
+  it('has two stages: a build and a runtime', () => {
+    expect(dockerfile.stages).toHaveLength(2);
+    expect(build?.alias).toBe('build');
+  });
+
+  it('pins both bases by digest (with a readable tag)', () => {
+    for (const stage of dockerfile.stages) expect(resolve(stage.from, dockerfile.globalArgs)).toMatch(PINNED);
+  });
+
+  it('builds on Node 20 and runs on a distroless or slim Node 20', () => {
+    expect(resolve(build!.from, dockerfile.globalArgs)).toMatch(/^node:20\.\d+\.\d+-\w+-slim@/);
+    expect(resolve(runtime!.from, dockerfile.globalArgs)).toMatch(
+      /^(gcr\.io\/distroless\/nodejs20-debian\d+(:nonroot)?|node:20\.\d+\.\d+-\w+-slim)@/,
+    );
+  });
+
+  it('builds the function the FUNCTION build argument names: npm ci, then build.mjs for that function only', () => {
+    expect(commands(build, 'ARG')).toContain('FUNCTION');
+    expect(commands(runtime, 'ARG')).toContain('FUNCTION');
+    const runs = commands(build, 'RUN');
+    expect(runs.some((r) => /^npm ci\b/.test(r))).toBe(true);
+    expect(runs).toContain('node scripts/build.mjs "$FUNCTION"');
+    // An empty FUNCTION would build all three: it is refused first.
+    expect(runs.findIndex((r) => r.includes('test -n "$FUNCTION"'))).toBe(0);
+  });
+
+  it('puts only the bundle (and its licence notices) in the runtime image, and runs nothing there', () => {
+    expect(commands(runtime, 'RUN')).toEqual([]);
+    expect(commands(runtime, 'COPY')).toEqual([
+      '--from=build /src/functions/${FUNCTION}/dist/main.js /function/main.js',
+      '--from=build /src/functions/${FUNCTION}/dist/main.js.LEGAL.txt /function/THIRD_PARTY_NOTICES.txt',
+    ]);
+    expect(commands(runtime, 'VOLUME')).toEqual([]);
+  });
+
+  it('runs as the non-root UID and GID 2000', () => {
+    expect(commands(runtime, 'USER')).toEqual(['2000:2000']);
+  });
+
+  it('listens on 9443 and starts with no flags: TLS from /tls/server, as Crossplane mounts it', () => {
+    expect(commands(runtime, 'EXPOSE')).toEqual(['9443']);
+    expect(commands(runtime, 'ENV')).toContain('TLS_SERVER_CERTS_DIR=/tls/server');
+    expect(commands(runtime, 'CMD')).toEqual([]);
+    const entrypoints = commands(runtime, 'ENTRYPOINT');
+    expect(entrypoints).toHaveLength(1);
+    const argv = JSON.parse(entrypoints[0]!) as string[];
+    expect(argv).toEqual(['/nodejs/bin/node', '/function/main.js']);
+    expect(argv.filter((arg) => arg.startsWith('-'))).toEqual([]);
+  });
+
+  it('sends the build context everything the build stage copies, and nothing else that matters', () => {
+    const ignore = readFileSync(join(REPO_ROOT, '.dockerignore'), 'utf8');
+    const copied = commands(build, 'COPY').flatMap((args) => args.split(/\s+/).slice(0, -1));
+    for (const path of copied) expect(ignore, path).toMatch(new RegExp(`^!${path.replace(/[.*/]/g, (c) => `\\${c}`)}$`, 'm'));
+    expect(ignore).toMatch(/^\*\*$/m);
+    // The replay below leaves out the same, so it shows the build needs none of them.
+    for (const excluded of ['functions/*/dist/', 'functions/*/test/', 'functions/*/package/'])
+      expect(ignore.split('\n')).toContain(excluded);
+  });
+
+  describe('its build stage, replayed with only what it copies', () => {
+    // The stage's working directory, holding exactly the COPY sources, with this checkout's node_modules for `npm ci`.
+    const work = mkdtempSync(join(tmpdir(), 'docker-build-'));
+    for (const args of commands(build, 'COPY')) {
+      const parts = args.split(/\s+/);
+      const destination = parts.at(-1)!;
+      for (const source of parts.slice(0, -1)) {
+        // Docker's COPY: a directory's contents go into the destination; a file into it (trailing /) or as it.
+        const isDir = statSync(join(REPO_ROOT, source)).isDirectory();
+        const target = isDir || !destination.endsWith('/') ? join(work, destination) : join(work, destination, basename(source));
+        mkdirSync(isDir ? target : dirname(target), { recursive: true });
+        cpSync(join(REPO_ROOT, source), target, { recursive: true, filter: (src) => !DOCKERIGNORED.test(relative(REPO_ROOT, src)) });
+      }
+    }
+    symlinkSync(join(REPO_ROOT, 'node_modules'), join(work, 'node_modules'));
+
+    const requests: Record<FunctionName, TestResource> = {
+      'compose-model-cache': modelCacheXr(),
+      'compose-model-cache-hydration': hydrationXr(),
+      'compose-model-replica': replicaXr(),
+    };
+
+    it.each(FUNCTION_NAMES.map((name) => [name]))('builds %s into one file that serves on its own, writing nothing', async (name) => {
+      execFileSync(process.execPath, ['scripts/build.mjs', name], { cwd: work, stdio: 'pipe' });
+      // The runtime image: /function/main.js and nothing else, no node_modules anywhere near.
+      const image = mkdtempSync(join(tmpdir(), 'runtime-image-'));
+      mkdirSync(join(image, 'functions', name, 'dist'), { recursive: true });
+      cpSync(join(work, 'functions', name, 'dist', 'main.js'), join(image, 'functions', name, 'dist', 'main.js'));
+      expect(existsSync(join(work, 'functions', name, 'dist', 'main.js.LEGAL.txt'))).toBe(true);
+      const before = readdirSync(image, { recursive: true }).sort();
+      const server = await startServer(name, { root: image });
+      const client = functionClient(server.address);
+      try {
+        const rsp = await client.run({ meta: { tag: 'image' }, observed: { composite: requests[name] } });
+        expect(rsp.meta.tag).toBe('image');
+        expect(rsp.results.filter((r) => r.severity === 'SEVERITY_FATAL')).toEqual([]);
+      } finally {
+        client.close();
+        await server.stop();
+      }
+      expect(readdirSync(image, { recursive: true }).sort()).toEqual(before);
+    });
+  });
+});

@@ -1,0 +1,159 @@
+// `make render`, `make render-check` and `make render-update`: start the three
+// function servers where examples/functions.yaml points (insecure, on
+// 127.0.0.1), render every examples/<xr>/<stage>/ with `crossplane render` when
+// the CLI is on PATH and with our driver otherwise, then print each render,
+// compare each with its expected.yaml, or rewrite the expected files. The
+// servers are stopped however this ends.
+//
+//   node test/render/dist/examples.mjs [--check | --update]
+//   RENDER_WITH=driver|crossplane   pick the renderer (default: crossplane if installed)
+
+import { realpathSync } from 'node:fs';
+import { relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  compareWithExpected,
+  findExamples,
+  onPath,
+  renderExample,
+  startExampleServers,
+  writeExpected,
+  type ExampleServers,
+  type Renderer,
+} from './examples.js';
+import { formatYamlStream } from './yaml.js';
+
+type Mode = 'print' | 'check' | 'update';
+
+export interface Io {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+function chooseRenderer(env: Readonly<Record<string, string | undefined>>): Renderer {
+  const wanted = env['RENDER_WITH'] ?? 'auto';
+  const cli = onPath('crossplane', env['PATH'] ?? '');
+  switch (wanted) {
+    case 'driver':
+      return 'driver';
+    case 'crossplane':
+      if (!cli)
+        throw new Error(
+          'RENDER_WITH=crossplane, but there is no crossplane CLI on PATH (install it: https://docs.crossplane.io/latest/cli/)',
+        );
+      return 'crossplane';
+    case 'auto':
+      return cli ? 'crossplane' : 'driver';
+    default:
+      throw new Error(`RENDER_WITH must be auto, crossplane or driver (got ${JSON.stringify(wanted)})`);
+  }
+}
+
+function describeRenderer(renderer: Renderer): string {
+  return renderer === 'crossplane' ? 'crossplane render' : "the project's render driver (test/render; no crossplane CLI on PATH)";
+}
+
+export async function main(
+  argv: readonly string[],
+  io: Io,
+  root: string,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<number> {
+  const mode: Mode = argv.includes('--check') ? 'check' : argv.includes('--update') ? 'update' : 'print';
+  const unknown = argv.filter((arg) => arg !== '--check' && arg !== '--update');
+  if (unknown.length > 0 || (argv.includes('--check') && argv.includes('--update'))) {
+    io.stderr('usage: examples.mjs [--check | --update]\n');
+    return 2;
+  }
+
+  const examples = findExamples(root);
+  if (examples.length === 0) {
+    io.stdout('No examples yet: add examples/<xr>/<stage>/xr.yaml (and required.yaml, observed.yaml; see examples/README.md).\n');
+    return 0;
+  }
+
+  let renderer: Renderer;
+  try {
+    renderer = chooseRenderer(env);
+  } catch (error) {
+    io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
+    return 2;
+  }
+  io.stderr(`Rendering ${examples.length} example${examples.length === 1 ? '' : 's'} with ${describeRenderer(renderer)}.\n`);
+
+  let servers: ExampleServers | undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    servers?.signal();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  const onExit = (): void => servers?.signal();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  process.once('exit', onExit);
+  let failures = 0;
+  let differences = 0;
+  try {
+    servers = await startExampleServers(root);
+    for (const example of examples) {
+      const label = `examples/${example.name}`;
+      let docs;
+      try {
+        docs = await renderExample(root, example, { renderer });
+      } catch (error) {
+        failures++;
+        io.stdout(`# ==== ${label}: FAILED ====\n`);
+        io.stderr(`${label}: ${error instanceof Error ? error.message : String(error)}\n`);
+        continue;
+      }
+      if (mode === 'print') {
+        io.stdout(`# ==== ${label} ====\n${formatYamlStream(docs)}\n`);
+      } else if (mode === 'update') {
+        writeExpected(example, docs);
+        io.stdout(`wrote ${relative(root, example.expected)}\n`);
+      } else {
+        const comparison = compareWithExpected(root, example, docs);
+        if (comparison.status === 'same') {
+          io.stdout(`ok       ${label}\n`);
+        } else {
+          failures++;
+          if (comparison.status === 'different') differences++;
+          io.stdout(`${comparison.status === 'missing' ? 'MISSING ' : 'DIFFERS '} ${label}\n`);
+          io.stderr(`${comparison.status === 'missing' ? comparison.message : comparison.diff}\n`);
+        }
+      }
+    }
+  } catch (error) {
+    io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  } finally {
+    await servers?.stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    process.off('exit', onExit);
+  }
+  if (failures > 0) {
+    const hint = differences > 0 ? ' If the changes are intended, run `make render-update` and review the diff.' : '';
+    io.stderr(`${failures} of ${examples.length} example${examples.length === 1 ? '' : 's'} failed.${hint}\n`);
+    return 1;
+  }
+  return 0;
+}
+
+function invokedDirectly(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(script)).href;
+  } catch {
+    return false;
+  }
+}
+
+if (invokedDirectly()) {
+  process.exitCode = await main(
+    process.argv.slice(2),
+    { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text) },
+    process.cwd(),
+    process.env,
+  );
+}
