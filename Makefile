@@ -6,7 +6,7 @@ SHELL := /bin/bash
 FUNCTIONS := compose-model-cache compose-model-cache-hydration compose-model-replica
 NODE_MODULES := node_modules/.package-lock.json
 
-.PHONY: help install build lint format typecheck unit test run clean render-tools render render-check render-update images xpkg
+.PHONY: help install build lint format typecheck unit test run clean render-tools render render-check render-update images xpkg bench
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -72,5 +72,12 @@ images: ## Build the three function images (needs docker with an engine, or buil
 xpkg: ## Build the Function packages and the Configuration (needs the crossplane CLI; run make images first)
 	@node scripts/package.mjs xpkg
 
+# Each function against the no-op floor at 1, 10, 100 and 1,000 clusters; a few
+# minutes on two cores. Writes .bench/results.{json,md} and rewrites the table
+# in BENCHMARKS.md. Not part of `make test` (its smoke run is).
+bench: build ## Benchmark each function against the floor (N = 1 to 1,000); updates BENCHMARKS.md
+	@node bench/build.mjs
+	@node bench/dist/run.js --write
+
 clean: ## Remove build outputs
-	rm -rf functions/*/dist test/render/dist .test-results _output
+	rm -rf functions/*/dist test/render/dist bench/dist .test-results _output .bench

@@ -1,0 +1,268 @@
+// `make bench`: each function against the floor, 1 to 1,000 clusters.
+//
+// For every N, each function server and a floor server are started fresh (the
+// time to listening is measured from spawn), each scenario's request is
+// encoded once and sent, byte for byte the same, to both, in interleaved
+// rounds from a client in a separate process; then 8 concurrent clients
+// measure throughput. Results go to .bench/results.json and a Markdown table;
+// with --write, BENCHMARKS.md is rewritten with the table and the machine.
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { RunFunctionRequest } from '#lib';
+import { callsPerReconcile } from './loop.js';
+import { SCENARIOS, type Scenario } from './scenarios.js';
+import { TARGETS, judge, type Measured, type Verdict } from './targets.js';
+
+interface Options {
+  sizes: number[];
+  /** Wall time to spend sampling latency per server per scenario. */
+  latencyBudgetMs: number;
+  minCalls: number;
+  maxCalls: number;
+  rounds: number;
+  throughputSeconds: number;
+  clients: number;
+  write: boolean;
+  out: string;
+}
+
+function parseOptions(argv: string[]): Options {
+  const options: Options = {
+    sizes: [1, 10, 100, 1000],
+    latencyBudgetMs: 2500,
+    minCalls: 20,
+    maxCalls: 400,
+    rounds: 4,
+    throughputSeconds: 2,
+    clients: 8,
+    write: false,
+    out: '.bench',
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = argv[i + 1] ?? '';
+    switch (flag) {
+      case '--sizes':
+        options.sizes = value.split(',').map(Number);
+        i++;
+        break;
+      case '--smoke':
+        Object.assign(options, { sizes: [10], latencyBudgetMs: 50, minCalls: 3, maxCalls: 5, rounds: 1, throughputSeconds: 0.2 });
+        break;
+      case '--write':
+        options.write = true;
+        break;
+      case '--out':
+        options.out = value;
+        i++;
+        break;
+      default:
+        throw new Error(`unknown flag ${flag}`);
+    }
+  }
+  return options;
+}
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const SERVERS: Record<string, string> = {
+  floor: `${ROOT}bench/dist/floor.js`,
+  'compose-model-cache': `${ROOT}functions/compose-model-cache/dist/main.js`,
+  'compose-model-cache-hydration': `${ROOT}functions/compose-model-cache-hydration/dist/main.js`,
+  'compose-model-replica': `${ROOT}functions/compose-model-replica/dist/main.js`,
+};
+const CLIENT = `${ROOT}bench/dist/client.js`;
+
+interface Server {
+  process: ChildProcess;
+  address: string;
+  startMs: number;
+}
+
+function startServer(entry: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(process.execPath, [entry, '--insecure', '--address', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let buffered = '';
+    const timer = setTimeout(() => {
+      reject(new Error(`${entry} did not listen in 10 s`));
+    }, 10_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) {
+        if (!line.includes('"listening"')) continue;
+        const entry = JSON.parse(line) as { port: number };
+        clearTimeout(timer);
+        child.stdout.removeAllListeners('data');
+        child.stdout.resume(); // keep draining request logs so the pipe never blocks the server
+        resolve({ process: child, address: `127.0.0.1:${entry.port}`, startMs: Number(process.hrtime.bigint() - started) / 1e6 });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${entry} exited with ${code} before listening`));
+    });
+  });
+}
+
+async function stopServer(server: Server): Promise<void> {
+  await new Promise<void>((resolve) => {
+    server.process.removeAllListeners('exit');
+    server.process.on('exit', () => {
+      resolve();
+    });
+    server.process.kill('SIGTERM');
+  });
+}
+
+/** Resident and peak resident memory of a process, in MB, from /proc. */
+function memory(pid: number): { rssMb: number; peakRssMb: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+  return { rssMb: kb('VmRSS') / 1024, peakRssMb: kb('VmHWM') / 1024 };
+}
+
+function runClient(args: string[]): Record<string, unknown> {
+  const result = spawnSync(process.execPath, [CLIENT, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  if (result.status !== 0) throw new Error(`client failed: ${result.stderr}`);
+  return JSON.parse(result.stdout) as Record<string, unknown>;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+function measure(scenario: Scenario, fn: Server, floor: Server, options: Options): Measured {
+  const bytes = RunFunctionRequest.encode(scenario.request).finish();
+  const file = `${options.out}/requests/${scenario.id}.bin`;
+  writeFileSync(file, bytes);
+
+  // One probe call each to size the sample: the same wall-time budget whatever N is.
+  const probe = runClient([fn.address, file, 'latency', '1', '3']);
+  const probeMs = Math.max(...(probe['samples'] as number[]));
+  const perRound = Math.max(
+    1,
+    Math.round(Math.min(options.maxCalls, Math.max(options.minCalls, options.latencyBudgetMs / probeMs)) / options.rounds),
+  );
+
+  const fnSamples: number[] = [];
+  const floorSamples: number[] = [];
+  let responseBytes = 0;
+  for (let round = 0; round < options.rounds; round++) {
+    // Interleaved: drift in the machine's load falls on both sides alike.
+    const f = runClient([fn.address, file, 'latency', '2', String(perRound)]);
+    fnSamples.push(...(f['samples'] as number[]));
+    responseBytes = f['responseBytes'] as number;
+    const g = runClient([floor.address, file, 'latency', '2', String(perRound)]);
+    floorSamples.push(...(g['samples'] as number[]));
+  }
+  fnSamples.sort((a, b) => a - b);
+  floorSamples.sort((a, b) => a - b);
+  const fnThroughput = runClient([fn.address, file, 'throughput', String(options.clients), String(options.throughputSeconds)]);
+  const floorThroughput = runClient([floor.address, file, 'throughput', String(options.clients), String(options.throughputSeconds)]);
+  const p50 = percentile(fnSamples, 50);
+  const floorP50 = percentile(floorSamples, 50);
+  return {
+    id: scenario.id,
+    function: scenario.fn,
+    scenario: scenario.label,
+    n: scenario.n,
+    requestBytes: bytes.length,
+    responseBytes,
+    calls: fnSamples.length,
+    p50Ms: p50,
+    p99Ms: percentile(fnSamples, 99),
+    floorP50Ms: floorP50,
+    floorP99Ms: percentile(floorSamples, 99),
+    ratioToFloor: p50 / floorP50,
+    callsPerSecond: fnThroughput['callsPerSecond'] as number,
+    floorCallsPerSecond: floorThroughput['callsPerSecond'] as number,
+    rssMb: NaN,
+    peakRssMb: NaN,
+    startMs: fn.startMs,
+  };
+}
+
+function table(results: Measured[]): string {
+  const head =
+    '| function | scenario | N | request | p50 ms | p99 ms | floor p50 | ratio | calls/s (8 clients) | floor calls/s | RSS MB | peak RSS MB | start ms |';
+  const rule = '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|';
+  const fmt = (v: number, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '–');
+  const size = (b: number) => (b >= 1e6 ? `${(b / 1e6).toFixed(2)} MB` : b >= 1e3 ? `${(b / 1e3).toFixed(1)} kB` : `${b} B`);
+  const rows = results.map(
+    (r) =>
+      `| ${r.function} | ${r.scenario} | ${r.n} | ${size(r.requestBytes)} | ${fmt(r.p50Ms)} | ${fmt(r.p99Ms)} | ${fmt(r.floorP50Ms)} | ${fmt(r.ratioToFloor)} | ${fmt(r.callsPerSecond, 0)} | ${fmt(r.floorCallsPerSecond, 0)} | ${fmt(r.rssMb, 0)} | ${fmt(r.peakRssMb, 0)} | ${fmt(r.startMs, 0)} |`,
+  );
+  return [head, rule, ...rows].join('\n');
+}
+
+function verdictLines(verdicts: Verdict[]): string {
+  return verdicts.map((v) => `${v.pass ? 'PASS' : 'FAIL'}  ${v.target}: ${v.detail}`).join('\n');
+}
+
+function machine(): string {
+  const cpu = cpus()[0]?.model ?? 'unknown CPU';
+  return `${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${process.platform}/${process.arch}`;
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  mkdirSync(`${options.out}/requests`, { recursive: true });
+  const began = performance.now();
+  const results: Measured[] = [];
+  const functions = [...new Set(SCENARIOS(1).map((s) => s.fn))];
+
+  for (const n of options.sizes) {
+    const scenarios = SCENARIOS(n);
+    for (const name of functions) {
+      const fn = await startServer(SERVERS[name]!);
+      const floor = await startServer(SERVERS['floor']!);
+      const measured: Measured[] = [];
+      for (const scenario of scenarios.filter((s) => s.fn === name)) {
+        measured.push(measure(scenario, fn, floor, options));
+        process.stderr.write(`  ${name} ${scenario.label} N=${n}: done\n`);
+      }
+      const mem = memory(fn.process.pid!);
+      for (const m of measured) Object.assign(m, mem);
+      results.push(...measured);
+      await stopServer(fn);
+      await stopServer(floor);
+    }
+  }
+
+  const loops = await callsPerReconcile(SERVERS);
+  const verdicts = judge(results, loops);
+  const seconds = (performance.now() - began) / 1000;
+  const report = { machine: machine(), seconds, options, results, callsPerReconcile: loops, verdicts, targets: TARGETS };
+  writeFileSync(`${options.out}/results.json`, `${JSON.stringify(report, null, 2)}\n`);
+
+  const loopLines = Object.entries(loops)
+    .map(([name, count]) => `- ${name}: ${count} calls on a first reconcile`)
+    .join('\n');
+  const markdown = [
+    `Machine: ${machine()}. Run took ${seconds.toFixed(0)} s.`,
+    '',
+    table(results),
+    '',
+    'Calls per reconcile (RunFunction calls until the requirements stop changing):',
+    '',
+    loopLines,
+    '',
+    '```',
+    verdictLines(verdicts),
+    '```',
+  ].join('\n');
+  writeFileSync(`${options.out}/results.md`, `${markdown}\n`);
+  process.stdout.write(`${markdown}\n`);
+  if (options.write) {
+    const doc = readFileSync(`${ROOT}BENCHMARKS.md`, 'utf8');
+    const marker = /<!-- results -->[\s\S]*<!-- \/results -->/;
+    writeFileSync(`${ROOT}BENCHMARKS.md`, doc.replace(marker, `<!-- results -->\n${markdown}\n<!-- /results -->`));
+  }
+}
+
+await main();

@@ -1,0 +1,217 @@
+// The benchmark's scenarios, each at N clusters. A steady state is made from
+// the function's own answer: what it desired, observed back as Ready (with the
+// remote status a workload cluster would report), and the status it wrote.
+// So the steady request is exactly what Crossplane sends once everything is up.
+
+import { RunFunctionRequest, Ready, type JsonObject, type RunFunctionResponse } from '#lib';
+import { compose as composeCache } from '../functions/compose-model-cache/src/fn.js';
+import { compose as composeHydration } from '../functions/compose-model-cache-hydration/src/fn.js';
+import { compose as composeReplica } from '../functions/compose-model-replica/src/fn.js';
+import {
+  CACHE,
+  NAMESPACE,
+  REPO,
+  children,
+  clusterName,
+  clusters,
+  inferenceCluster,
+  modelCache,
+  observedObject,
+  readyState,
+  sourceSpec,
+  type Source,
+} from './worlds.js';
+
+export type FunctionName = 'compose-model-cache' | 'compose-model-cache-hydration' | 'compose-model-replica';
+
+export interface Scenario {
+  id: string;
+  fn: FunctionName;
+  label: string;
+  n: number;
+  request: RunFunctionRequest;
+}
+
+type Resources = Record<string, JsonObject>;
+
+function resources(map: Resources): Record<string, { resource: JsonObject; connectionDetails: Record<string, Buffer>; ready: Ready }> {
+  return Object.fromEntries(
+    Object.entries(map).map(([key, resource]) => [key, { resource, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED }]),
+  );
+}
+
+function items(list: JsonObject[]): { items: { resource: JsonObject; connectionDetails: Record<string, Buffer>; ready: Ready }[] } {
+  return { items: list.map((resource) => ({ resource, connectionDetails: {}, ready: Ready.READY_UNSPECIFIED })) };
+}
+
+function request(xr: JsonObject, required: Record<string, JsonObject[]>, observed: Resources = {}): RunFunctionRequest {
+  return RunFunctionRequest.fromPartial({
+    meta: { tag: 'bench' },
+    observed: { composite: { resource: xr }, resources: resources(observed) },
+    desired: { resources: {} },
+    requiredResources: Object.fromEntries(Object.entries(required).map(([key, list]) => [key, items(list)])),
+  });
+}
+
+/** The remote status a healthy workload cluster reports for each kind the functions compose. */
+function remoteStatus(manifest: JsonObject): JsonObject {
+  switch (manifest['kind']) {
+    case 'PersistentVolumeClaim':
+      return { phase: 'Bound', accessModes: (manifest['spec'] as JsonObject | undefined)?.['accessModes'] ?? ['ReadOnlyMany'] };
+    case 'Job':
+      return { conditions: [{ type: 'Complete', status: 'True' }], succeeded: 1 };
+    case 'Deployment':
+    case 'LeaderWorkerSet':
+      return { conditions: [{ type: 'Available', status: 'True' }], readyReplicas: 1 };
+    default:
+      return {};
+  }
+}
+
+/** Everything the function desired, observed back Ready on the workload cluster. */
+function observeAll(rsp: RunFunctionResponse): Resources {
+  const observed: Resources = {};
+  for (const [key, value] of Object.entries(rsp.desired?.resources ?? {})) {
+    const resource = value.resource as JsonObject;
+    const spec = resource['spec'] as JsonObject | undefined;
+    const manifest = (spec?.['forProvider'] as JsonObject | undefined)?.['manifest'] as JsonObject | undefined;
+    observed[key] = manifest
+      ? observedObject(manifest, remoteStatus(manifest), spec ?? {})
+      : { ...resource, status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }] } };
+  }
+  return observed;
+}
+
+// --- compose-model-cache --------------------------------------------------------
+
+function cacheFirstCompose(n: number): RunFunctionRequest {
+  return request(modelCache(n, false), { clusters: clusters(n), replicas: [] });
+}
+
+function cacheSteady(n: number): RunFunctionRequest {
+  return request(modelCache(n, true), { clusters: clusters(n), replicas: [] }, children(n));
+}
+
+// --- compose-model-cache-hydration ------------------------------------------------
+
+function hydrationXr(source: Source, status?: JsonObject): JsonObject {
+  const cluster = clusterName(0);
+  const xr: JsonObject = {
+    apiVersion: 'modelplane.ai/v1alpha1',
+    kind: 'ModelCacheHydration',
+    metadata: { name: `modelcache-${NAMESPACE}-${CACHE}-${cluster}`, namespace: NAMESPACE },
+    spec: { clusterName: cluster, cacheName: CACHE, ...sourceSpec(source) },
+  };
+  if (status) xr['status'] = status;
+  return xr;
+}
+
+/**
+ * A child at rest: it reported Ready last time, and every Object it desires
+ * is observed healthy. For OCI the resolver's ConfigMap holds the result.
+ */
+function hydrationSteady(source: Source): RunFunctionRequest {
+  const required = { cluster: [inferenceCluster(0)] };
+  // What the child itself latched last time: for HuggingFace, which repo@revision the Ready volume holds.
+  const latched: JsonObject = source === 'HuggingFace' ? { staged: `${REPO}@main` } : {};
+  const status = { ...readyState(source), ...latched, conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }] };
+  // Two rounds: the first shows what it composes, the second what it keeps once all of that is observed.
+  let observed: Resources = {};
+  for (let round = 0; round < 2; round++) {
+    const rsp = composeHydration(request(hydrationXr(source, status), required, observed));
+    observed = observeAll(rsp);
+  }
+  return request(hydrationXr(source, status), required, observed);
+}
+
+// --- compose-model-replica ---------------------------------------------------------
+
+const DEVICES = [
+  {
+    name: 'gpu',
+    deviceClassName: 'gpu.nvidia.com',
+    count: 8,
+    selectors: [{ cel: 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("80Gi")) >= 0' }],
+  },
+];
+const ENGINE = {
+  name: 'engine',
+  image: 'vllm/vllm-openai:v0.11.0',
+  args: ['--model=$(MODELPLANE_MODEL)', '--tensor-parallel-size=8'],
+  env: [{ name: 'VLLM_LOGGING_LEVEL', value: 'INFO' }],
+};
+
+function replicaXr(gang: boolean): JsonObject {
+  const members = gang
+    ? [
+        { role: 'Leader', nodePoolName: 'a100', deviceRequests: DEVICES, template: { spec: { containers: [ENGINE] } } },
+        {
+          role: 'Worker',
+          nodePoolName: 'a100',
+          deviceRequests: DEVICES,
+          worker: { nodes: 1 },
+          template: { spec: { containers: [{ ...ENGINE, args: [] }] } },
+        },
+      ]
+    : [{ role: 'Standalone', nodePoolName: 'a100', deviceRequests: DEVICES, template: { spec: { containers: [ENGINE] } } }];
+  return {
+    apiVersion: 'modelplane.ai/v1alpha1',
+    kind: 'ModelReplica',
+    metadata: {
+      name: 'qwen-chat-7d2e4',
+      namespace: NAMESPACE,
+      labels: { 'modelplane.ai/deployment': 'qwen-chat', 'modelplane.ai/cluster': clusterName(0) },
+    },
+    spec: {
+      clusterName: clusterName(0),
+      modelCacheRef: { name: CACHE },
+      serving: { mode: 'Unified' },
+      engines: [{ name: 'main', copies: 1, members }],
+    },
+  };
+}
+
+/** A serving replica: the cache (its status listing all N clusters) Ready, every Object observed Ready. */
+function replicaSteady(n: number, gang: boolean): RunFunctionRequest {
+  const required = { cluster: [inferenceCluster(0)], cache: [modelCache(n, true)] };
+  const first = composeReplica(request(replicaXr(gang), required));
+  return request(replicaXr(gang), required, observeAll(first));
+}
+
+// --------------------------------------------------------------------------------------
+
+const HANDLERS = {
+  'compose-model-cache': composeCache,
+  'compose-model-cache-hydration': composeHydration,
+  'compose-model-replica': composeReplica,
+};
+
+/**
+ * A steady scenario must really be steady: the function, given it, reports
+ * everything Ready (otherwise the benchmark would time a different path).
+ */
+function assertSteady(fn: FunctionName, label: string, request: RunFunctionRequest): void {
+  const rsp = HANDLERS[fn](request);
+  const ready =
+    fn === 'compose-model-replica'
+      ? rsp.conditions.some((c) => c.type === 'ModelReady' && c.reason === 'Serving')
+      : rsp.desired?.composite?.ready === Ready.READY_TRUE;
+  if (!ready) throw new Error(`scenario ${fn} ${label} is not steady: ${rsp.conditions.map((c) => `${c.type}=${c.reason}`).join(', ')}`);
+}
+
+export function SCENARIOS(n: number): Scenario[] {
+  const scenario = (fn: FunctionName, label: string, build: () => RunFunctionRequest): Scenario => {
+    const request = build();
+    if (label.startsWith('steady')) assertSteady(fn, label, request);
+    return { id: `${fn}-${label}-${n}`, fn, label, n, request };
+  };
+  return [
+    scenario('compose-model-cache', 'first-compose', () => cacheFirstCompose(n)),
+    scenario('compose-model-cache', 'steady', () => cacheSteady(n)),
+    scenario('compose-model-cache-hydration', 'steady-huggingface', () => hydrationSteady('HuggingFace')),
+    scenario('compose-model-cache-hydration', 'steady-oci', () => hydrationSteady('OCI')),
+    scenario('compose-model-cache-hydration', 'steady-claim', () => hydrationSteady('PersistentVolumeClaim')),
+    scenario('compose-model-replica', 'steady-native', () => replicaSteady(n, false)),
+    scenario('compose-model-replica', 'steady-lws', () => replicaSteady(n, true)),
+  ];
+}
