@@ -43,13 +43,23 @@ interface Stored {
   finishedAt?: number;
 }
 
-function identity(object: JsonObject): string {
+/** What names an object on a cluster: apiVersion, kind, namespace (empty for a cluster-scoped one) and name. */
+function identityParts(object: JsonObject): [string, string, string, string] {
   return [
     getString(object, 'apiVersion') ?? '',
     getString(object, 'kind') ?? '',
     getString(object, 'metadata', 'namespace') ?? '',
     getString(object, 'metadata', 'name') ?? '',
-  ].join('/');
+  ];
+}
+
+function identity(object: JsonObject): string {
+  return identityParts(object).join('/');
+}
+
+function replicasOf(deployment: JsonObject): number {
+  const replicas = getIn(deployment, 'spec', 'replicas');
+  return typeof replicas === 'number' ? replicas : 1;
 }
 
 function clone<T>(value: T): T {
@@ -154,8 +164,7 @@ export class WorkloadCluster {
         // The Job controller creates the pod at once; it counts as active while it waits for its volumes.
         return { active: 1 };
       case 'Deployment': {
-        const replicas = getIn(object, 'spec', 'replicas');
-        const count = typeof replicas === 'number' ? replicas : 1;
+        const count = replicasOf(object);
         return {
           replicas: count,
           unavailableReplicas: count,
@@ -196,8 +205,7 @@ export class WorkloadCluster {
   }
 
   private makeAvailable(deployment: JsonObject): void {
-    const replicas = getIn(deployment, 'spec', 'replicas');
-    const count = typeof replicas === 'number' ? replicas : 1;
+    const count = replicasOf(deployment);
     deployment['status'] = {
       replicas: count,
       readyReplicas: count,
@@ -281,16 +289,6 @@ function readiness(object: JsonObject, remote: JsonObject | undefined): JsonObje
   }
 }
 
-/** The remote object's identity parts, from a manifest. */
-function remoteKey(manifest: JsonObject): [string, string, string, string] {
-  return [
-    getString(manifest, 'apiVersion') ?? '',
-    getString(manifest, 'kind') ?? '',
-    getString(manifest, 'metadata', 'namespace') ?? 'default',
-    getString(manifest, 'metadata', 'name') ?? '',
-  ];
-}
-
 /** provider-kubernetes for every cluster it can reach, by ClusterProviderConfig name. */
 export class ProviderKubernetes {
   private readonly clusters = new Map<string, WorkloadCluster>();
@@ -326,7 +324,7 @@ export class ProviderKubernetes {
     const manifest = getObject(object, 'spec', 'forProvider', 'manifest') ?? {};
     const policies = policiesOf(object);
     const wanted = JSON.stringify(manifest);
-    let remote = cluster.get(...remoteKey(manifest));
+    let remote = cluster.get(...identityParts(manifest));
     if (remote === undefined && allows(policies, 'Create')) {
       remote = cluster.create(manifest);
       this.applied.set(uid, wanted);

@@ -435,65 +435,25 @@ describe('the doc excerpts', () => {
     '```',
     '',
   ].join('\n');
+  const shown: [string, unknown][] = [
+    ['one', { a: 1 }],
+    ['two', ['x']],
+  ];
+  /** The values the page shows, with some changed or added. */
+  const values = (...changes: [string, unknown][]) => new Map<string, unknown>([...shown, ...changes]);
 
   it('are current when every block shows its value, as data', () => {
-    expect(
-      excerptProblems(
-        page,
-        new Map<string, unknown>([
-          ['one', { a: 1 }],
-          ['two', ['x']],
-        ]),
-      ),
-    ).toEqual([]);
+    expect(excerptProblems(page, values())).toEqual([]);
   });
 
   it.each<[string, string, Map<string, unknown>, RegExp]>([
-    [
-      'a changed value',
-      page,
-      new Map<string, unknown>([
-        ['one', { a: 2 }],
-        ['two', ['x']],
-      ]),
-      /^excerpt one differs/,
-    ],
-    [
-      'a value without a block',
-      page,
-      new Map<string, unknown>([
-        ['one', { a: 1 }],
-        ['two', ['x']],
-        ['three', 3],
-      ]),
-      /^excerpt three is recorded by the test, but the page has no block/,
-    ],
-    [
-      'a block without a value',
-      page,
-      new Map<string, unknown>([['one', { a: 1 }]]),
-      /^excerpt two is on the page, but the test records no value/,
-    ],
-    [
-      'a block twice',
-      `${page}\n<!-- excerpt: one -->\n\`\`\`yaml\na: 1\n\`\`\`\n`,
-      new Map<string, unknown>([
-        ['one', { a: 1 }],
-        ['two', ['x']],
-      ]),
-      /^excerpt one appears more than once/,
-    ],
-    [
-      'a block that is not YAML',
-      page.replace('a: 1', 'a: [1'),
-      new Map<string, unknown>([
-        ['one', { a: 1 }],
-        ['two', ['x']],
-      ]),
-      /^excerpt one is not YAML/,
-    ],
-  ])('are not current with %s', (_case, markdown, values, problem) => {
-    const problems = excerptProblems(markdown, values);
+    ['a changed value', page, values(['one', { a: 2 }]), /^excerpt one differs/],
+    ['a value without a block', page, values(['three', 3]), /^excerpt three is recorded by the test, but the page has no block/],
+    ['a block without a value', page, new Map([shown[0]!]), /^excerpt two is on the page, but the test records no value/],
+    ['a block twice', `${page}\n<!-- excerpt: one -->\n\`\`\`yaml\na: 1\n\`\`\`\n`, values(), /^excerpt one appears more than once/],
+    ['a block that is not YAML', page.replace('a: 1', 'a: [1'), values(), /^excerpt one is not YAML/],
+  ])('are not current with %s', (_case, markdown, changed, problem) => {
+    const problems = excerptProblems(markdown, changed);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(problem);
   });
