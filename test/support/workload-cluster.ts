@@ -23,9 +23,7 @@
 // other kind is stored as applied.
 
 import { evaluate } from '@marcbachmann/cel-js';
-import { asArray, getIn, getObject, getString, type JsonObject } from '#lib';
-
-const OBJECT_API_VERSION = 'kubernetes.m.crossplane.io/v1alpha1';
+import { OBJECT_API_VERSION, OBJECT_KIND, asArray, getIn, getObject, getString, type JsonObject } from '#lib';
 
 /** Kubernetes' own words on a Job that ran out of retries. */
 export const BACKOFF_LIMIT_EXCEEDED = { reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' } as const;
@@ -88,10 +86,6 @@ export class WorkloadCluster {
   /** The operator fixed the cause: Jobs that run from now on succeed. */
   repair(): void {
     this.jobFault = undefined;
-  }
-
-  get failing(): string | undefined {
-    return this.jobFault;
   }
 
   /** The remote object as the cluster holds it now (a copy), or undefined. */
@@ -259,7 +253,7 @@ function allows(policies: readonly Policy[], policy: Policy): boolean {
 }
 
 export function isProviderObject(object: JsonObject): boolean {
-  return getString(object, 'apiVersion') === OBJECT_API_VERSION && getString(object, 'kind') === 'Object';
+  return getString(object, 'apiVersion') === OBJECT_API_VERSION && getString(object, 'kind') === OBJECT_KIND;
 }
 
 function condition(type: string, status: boolean, reason: string, message?: string): JsonObject {
