@@ -6,7 +6,7 @@ SHELL := /bin/bash
 FUNCTIONS := compose-model-cache compose-model-cache-hydration compose-model-replica
 NODE_MODULES := node_modules/.package-lock.json
 
-.PHONY: help install build lint format typecheck unit test run clean render-tools render render-check render-update images xpkg bench
+.PHONY: help install build lint format typecheck unit test run clean render-tools render render-check render-update images xpkg docs bench
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -65,6 +65,13 @@ render-check: build render-tools ## Render every example and compare with its ex
 
 render-update: build render-tools ## Rewrite every example's expected.yaml from its render (review the diff)
 	@$(RENDER_EXAMPLES) --update
+
+# The reference pages are generated from the XRDs; the walkthrough's YAML
+# excerpts are what its test produces (the test runs the three servers).
+# `make test` fails when either is stale.
+docs: build ## Regenerate docs/reference/ from the XRDs, and docs/walkthrough.md's excerpts from its test
+	node scripts/reference-docs.mjs
+	UPDATE_DOCS=1 npx vitest run test/walkthrough/lifecycle.test.ts
 
 images: ## Build the three function images (needs docker with an engine, or buildah)
 	@node scripts/package.mjs images

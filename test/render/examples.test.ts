@@ -2,13 +2,27 @@
 // built function servers with the project's render driver and compared with
 // its checked-in expected.yaml (what `make render-check` does, inside `make
 // test`). An example without expected.yaml fails, saying how to write one.
+//
+// The expected output pins what each stage renders. What it can't pin is
+// whether the inputs tell a true story, so each example is also held to:
+// - its inputs are in the formats render reads, and every XR in them (the
+//   stage's own, and any in -e or -o) is one its XRD admits, status included;
+// - every mount contract in its inputs is one the library would publish;
+// - each function asked for everything at once (two calls at most) and no
+//   render holds a null or a NaN;
+// - what it observes is what the function composes: for a stage that
+//   continues an earlier one (CHAINS), its XR carries the status and
+//   conditions the earlier render wrote, and it observes exactly what that
+//   render composed; for any other stage with observed resources, each is
+//   what the function composes for this XR when nothing is composed yet.
 
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getString } from '#lib';
-import { REPO_ROOT } from '#testing';
+import { asArray, compareNames, getIn, getObject, getString, isObject, validateMount, type JsonObject } from '#lib';
+import { REPO_ROOT, badValues, loadXrd, validateXr, type Xrd } from '#testing';
 import {
   ANNOTATION,
+  EXAMPLE_FORMAT,
   compositionFor,
   findCompositions,
   findExamples,
@@ -17,12 +31,83 @@ import {
   missingExpectedMessage,
   parseYamlStream,
   readYamlStream,
-  renderExample,
+  renderDocuments,
+  renderWithDriver,
   startExampleServers,
+  type Example,
   type ExampleServers,
+  type RenderOutput,
 } from './index.js';
+import { LABEL_CLAIM_NAME, LABEL_CLAIM_NAMESPACE, LABEL_COMPOSITE } from './metadata.js';
 
 const examples = findExamples(REPO_ROOT);
+const byName = new Map(examples.map((example) => [example.name, example]));
+
+/**
+ * Stages that continue an earlier stage of the same XR: [earlier, later]. A
+ * later stage has one earlier stage at most.
+ */
+const CHAINS: [earlier: string, later: string][] = [
+  ['model-cache/first-compose', 'model-cache/hydrating'],
+  ['model-cache/hydrating', 'model-cache/ready'],
+  ['model-cache/hydrating', 'model-cache/failed'],
+  ['model-cache/oci-first-compose', 'model-cache/oci-ready'],
+  ['model-cache/pvc-first-compose', 'model-cache/pvc-ready'],
+  ['model-cache-hydration/huggingface-first-compose', 'model-cache-hydration/huggingface-hydrating'],
+  ['model-cache-hydration/huggingface-hydrating', 'model-cache-hydration/huggingface-ready'],
+  ['model-cache-hydration/huggingface-hydrating', 'model-cache-hydration/huggingface-failed'],
+  ['model-cache-hydration/oci-first-compose', 'model-cache-hydration/oci-resolving'],
+  ['model-cache-hydration/oci-resolving', 'model-cache-hydration/oci-ready-image'],
+  ['model-cache-hydration/oci-resolving', 'model-cache-hydration/oci-failed-resolver'],
+  ['model-cache-hydration/oci-resolving', 'model-cache-hydration/oci-failed-unsupported'],
+  ['model-cache-hydration/persistentvolumeclaim-claim-missing', 'model-cache-hydration/persistentvolumeclaim-ready'],
+  ['model-replica/cache-ready', 'model-replica/cache-flapped'],
+];
+const earlierOf = new Map(CHAINS.map(([earlier, later]) => [later, earlier]));
+
+/** The XRD of each XR kind in package/. */
+const XRDS = new Map<string, Xrd>();
+for (const { file } of findCompositions(REPO_ROOT)) {
+  const xrd = loadXrd(file.replace(/composition\.yaml$/, 'definition.yaml'));
+  XRDS.set(xrd.spec.names.kind, xrd);
+}
+
+function keyOf(doc: JsonObject): string | undefined {
+  return getString(doc, 'metadata', 'annotations', ANNOTATION.compositionResourceName);
+}
+
+/** The composed resources of a render, by key. */
+function composedOf(output: RenderOutput): Map<string, JsonObject> {
+  return new Map(output.composedResources.map((doc) => [keyOf(doc)!, doc]));
+}
+
+/** The labels a function set on a composed resource: what render adds (the composite and claim labels) left out. */
+function functionLabels(doc: JsonObject): Record<string, unknown> {
+  const added = new Set([LABEL_COMPOSITE, LABEL_CLAIM_NAME, LABEL_CLAIM_NAMESPACE]);
+  return Object.fromEntries(Object.entries(getObject(doc, 'metadata', 'labels') ?? {}).filter(([label]) => !added.has(label)));
+}
+
+/** An observed resource is what was composed: the same spec, the name it asked for (if it named itself), its labels. */
+function expectObservedAsComposed(observed: JsonObject, composed: JsonObject, where: string): void {
+  expect(observed['spec'], `${where}: spec`).toEqual(composed['spec']);
+  const name = getString(composed, 'metadata', 'name');
+  if (name !== undefined) expect(getString(observed, 'metadata', 'name'), `${where}: name`).toBe(name);
+  expect(getObject(observed, 'metadata', 'labels') ?? {}, `${where}: labels`).toMatchObject(functionLabels(composed));
+}
+
+function conditionsOf(object: unknown): Map<string, JsonObject> {
+  const out = new Map<string, JsonObject>();
+  for (const raw of asArray(getIn(object, 'status', 'conditions'))) {
+    // When it changed is the control plane's business, not the function's.
+    if (isObject(raw))
+      out.set(getString(raw, 'type') ?? '', Object.fromEntries(Object.entries(raw).filter(([field]) => field !== 'lastTransitionTime')));
+  }
+  return out;
+}
+
+function withoutConditions(status: unknown): JsonObject {
+  return Object.fromEntries(Object.entries(isObject(status) ? status : {}).filter(([field]) => field !== 'conditions'));
+}
 
 describe('render examples', () => {
   if (examples.length === 0) {
@@ -33,6 +118,16 @@ describe('render examples', () => {
   }
 
   let servers: ExampleServers;
+  const renders = new Map<string, Promise<RenderOutput>>();
+  /** Each example rendered once, however many tests read it. */
+  const render = (example: Example): Promise<RenderOutput> => {
+    let found = renders.get(example.name);
+    if (!found) {
+      found = renderWithDriver(REPO_ROOT, example, { targets: servers.targets });
+      renders.set(example.name, found);
+    }
+    return found;
+  };
   beforeAll(async () => {
     servers = await startExampleServers(REPO_ROOT, { ephemeralPorts: true });
   });
@@ -40,22 +135,45 @@ describe('render examples', () => {
     await servers.stop();
   });
 
+  it('chains only stages that exist, each later stage to one earlier stage of the same XR', () => {
+    for (const [earlier, later] of CHAINS) {
+      expect(byName.has(earlier), earlier).toBe(true);
+      expect(byName.get(later)?.observed, `${later} continues ${earlier}, so it observes what that composed`).toBeDefined();
+      expect(earlier.split('/')[0]).toBe(later.split('/')[0]);
+    }
+    expect(earlierOf.size).toBe(CHAINS.length);
+  });
+
   describe.each(examples.map((example) => [example.name, example] as const))('%s', (_name, example) => {
+    const inputs = (): JsonObject[] => [
+      ...(example.required ? readYamlStream(example.required) : []),
+      ...(example.observed ? readYamlStream(example.observed) : []),
+    ];
+
     it('has an XR with a Composition in package/, and inputs in the formats render reads', () => {
       const xr = loadCompositeResource(example.xr);
       expect(() => compositionFor(xr, findCompositions(REPO_ROOT), REPO_ROOT)).not.toThrow();
       if (example.required) expect(readYamlStream(example.required).length).toBeGreaterThan(0);
       if (example.observed) {
-        const keys = readYamlStream(example.observed).map((doc) =>
-          getString(doc, 'metadata', 'annotations', ANNOTATION.compositionResourceName),
-        );
+        const keys = readYamlStream(example.observed).map(keyOf);
         expect(keys, 'every observed resource is annotated crossplane.io/composition-resource-name').not.toContain(undefined);
         expect(new Set(keys).size, 'observed resources have distinct keys').toBe(keys.length);
       }
     });
 
+    it('holds only XRs their XRDs admit, status included, and only mount contracts the library accepts', () => {
+      for (const doc of [loadCompositeResource(example.xr), ...inputs()]) {
+        const kind = getString(doc, 'kind') ?? '';
+        const where = `${kind} ${getString(doc, 'metadata', 'name') ?? ''}`;
+        const xrd = XRDS.get(kind);
+        if (xrd) expect(validateXr(xrd, doc), where).toEqual([]);
+        const mounts = [getIn(doc, 'status', 'mount'), ...asArray(getIn(doc, 'status', 'clusters')).map((entry) => getIn(entry, 'mount'))];
+        for (const mount of mounts.filter((m) => m !== undefined)) expect(validateMount(mount), where).toMatchObject({ ok: true });
+      }
+    });
+
     it('renders as its expected.yaml says', async () => {
-      const rendered = await renderExample(REPO_ROOT, example, { renderer: 'driver', targets: servers.targets });
+      const rendered = renderDocuments(await render(example), EXAMPLE_FORMAT);
       let expectedText: string;
       try {
         expectedText = readFileSync(example.expected, 'utf8');
@@ -65,5 +183,36 @@ describe('render examples', () => {
       // Compared as data, printed one way: key order and quoting in the file don't matter.
       expect(formatYamlStream(rendered)).toBe(formatYamlStream(parseYamlStream(expectedText, example.expected)));
     });
+
+    it('asks for everything at once (two calls a step at most), and renders no null or NaN', async () => {
+      const output = await render(example);
+      for (const step of output.steps) expect(step.calls, step.step).toBeLessThanOrEqual(2);
+      expect(badValues(renderDocuments(output, EXAMPLE_FORMAT))).toEqual([]);
+    });
+
+    const earlier = earlierOf.get(example.name);
+    if (earlier !== undefined) {
+      it(`continues ${earlier}: the status it wrote, and what it composed`, async () => {
+        const before = await render(byName.get(earlier)!);
+        const xr = loadCompositeResource(example.xr);
+        expect(withoutConditions(getObject(xr, 'status'))).toEqual(withoutConditions(getObject(before.compositeResource, 'status')));
+        const wrote = conditionsOf(before.compositeResource);
+        for (const [type, condition] of conditionsOf(xr)) {
+          if (wrote.has(type)) expect(condition, type).toEqual(wrote.get(type));
+        }
+        const composed = composedOf(before);
+        const observed = readYamlStream(example.observed!);
+        expect(observed.map((doc) => keyOf(doc)!).sort(compareNames)).toEqual([...composed.keys()].sort(compareNames));
+        for (const doc of observed) expectObservedAsComposed(doc, composed.get(keyOf(doc)!)!, keyOf(doc)!);
+      });
+    } else if (example.observed) {
+      it('observes what the function composes for this XR', async () => {
+        const composed = composedOf(await renderWithDriver(REPO_ROOT, example, { targets: servers.targets, observed: false }));
+        const observed = readYamlStream(example.observed!);
+        const checked = observed.filter((doc) => composed.has(keyOf(doc)!));
+        expect(checked.length, 'at least one observed resource is one the function composes').toBeGreaterThan(0);
+        for (const doc of checked) expectObservedAsComposed(doc, composed.get(keyOf(doc)!)!, keyOf(doc)!);
+      });
+    }
   });
 });

@@ -9,7 +9,7 @@ import { delimiter, extname, join, relative } from 'node:path';
 import { compareNames, getString, type JsonObject } from '#lib';
 import { FUNCTION_NAMES, startServer, type FunctionName, type RunningServer } from '../support/server.js';
 import { checkCompositionFor, loadCompositeResource, loadFunctions, parseComposition, type Composition } from './load.js';
-import { renderDocuments, renderPipeline, type FormatOptions } from './render.js';
+import { renderDocuments, renderPipeline, type FormatOptions, type RenderOutput } from './render.js';
 import { formatYamlStream, parseYamlStream, readYamlStream } from './yaml.js';
 
 export const EXAMPLES_DIR = 'examples';
@@ -215,29 +215,44 @@ export interface RenderExampleOptions {
   targets?: Record<string, string>;
 }
 
-/** Render one example as render prints it (with -r), as documents. */
-export async function renderExample(root: string, example: Example, options: RenderExampleOptions): Promise<JsonObject[]> {
+/**
+ * Render one example with the project's driver, keeping all it knows (each
+ * step's calls, the requirements). `observed: false` leaves out -o: what the
+ * functions compose for this XR and these required resources when nothing
+ * has been composed yet.
+ */
+export async function renderWithDriver(
+  root: string,
+  example: Example,
+  options: { targets?: Record<string, string>; observed?: boolean } = {},
+): Promise<RenderOutput> {
   if (!existsSync(example.xr)) throw new Error(`${relative(root, example.xr)} is missing: every example folder needs the XR`);
   const xr = loadCompositeResource(example.xr);
   const { file: composition } = compositionFor(xr, findCompositions(root), root);
-  const functions = join(root, FUNCTIONS_FILE);
-  if (options.renderer === 'crossplane') {
-    const args = ['render', example.xr, composition, functions, '--include-function-results'];
-    if (example.required) args.push('--required-resources', example.required);
-    if (example.observed) args.push('--observed-resources', example.observed);
-    const result = await run('crossplane', args);
-    if (result.code !== 0) throw new Error(`crossplane render failed (exit ${result.code}):\n${result.stderr.trim()}`);
-    return parseYamlStream(result.stdout, 'crossplane render output');
-  }
-  const output = await renderPipeline({
+  return renderPipeline({
     compositeResource: xr,
     composition,
-    functions,
+    functions: join(root, FUNCTIONS_FILE),
     ...(example.required ? { requiredResources: example.required } : {}),
-    ...(example.observed ? { observedResources: example.observed } : {}),
+    ...(example.observed && options.observed !== false ? { observedResources: example.observed } : {}),
     ...(options.targets ? { targets: options.targets } : {}),
   });
-  return renderDocuments(output, EXAMPLE_FORMAT);
+}
+
+/** Render one example as render prints it (with -r), as documents. */
+export async function renderExample(root: string, example: Example, options: RenderExampleOptions): Promise<JsonObject[]> {
+  if (options.renderer === 'driver') {
+    return renderDocuments(await renderWithDriver(root, example, options.targets ? { targets: options.targets } : {}), EXAMPLE_FORMAT);
+  }
+  if (!existsSync(example.xr)) throw new Error(`${relative(root, example.xr)} is missing: every example folder needs the XR`);
+  const xr = loadCompositeResource(example.xr);
+  const { file: composition } = compositionFor(xr, findCompositions(root), root);
+  const args = ['render', example.xr, composition, join(root, FUNCTIONS_FILE), '--include-function-results'];
+  if (example.required) args.push('--required-resources', example.required);
+  if (example.observed) args.push('--observed-resources', example.observed);
+  const result = await run('crossplane', args);
+  if (result.code !== 0) throw new Error(`crossplane render failed (exit ${result.code}):\n${result.stderr.trim()}`);
+  return parseYamlStream(result.stdout, 'crossplane render output');
 }
 
 /** The expected output file's text for these documents (the note sits inside the first document: a comment-only document is not one). */

@@ -389,8 +389,11 @@ function buildOutput(inputs: Inputs, run: PipelineRun, includeFullXr: boolean): 
   return output;
 }
 
-/** Render's Ready condition on the XR: the XR's own verdict if it has one, else whether every composed resource is ready. */
-function readyCondition(compositeReady: Ready, unready: readonly string[]): Condition {
+/**
+ * Render's Ready condition on the XR (Crossplane's too): the XR's own verdict
+ * if it has one, else whether every composed resource is ready.
+ */
+export function readyCondition(compositeReady: Ready, unready: readonly string[]): Condition {
   const at = CONDITION_TIME;
   if (compositeReady === Ready.READY_FALSE) return { type: 'Ready', status: 'False', reason: 'Creating', lastTransitionTime: at };
   if (compositeReady === Ready.READY_UNSPECIFIED && unready.length > 0) {

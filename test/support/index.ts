@@ -6,3 +6,5 @@ export * from './certs.js';
 export * from './xrs.js';
 export * from './xrd.js';
 export * from './fake-function.js';
+export * from './workload-cluster.js';
+export * from './control-plane.js';

@@ -6,21 +6,24 @@ import type { ArtifactKind, CacheMount, CacheNames, InferenceCluster, JsonObject
 /**
  * The reasons of the ArtifactReady condition. The first five are the ones the
  * parent and the contract know; the others say which gate or source check
- * holds a cluster, so a person reading the child sees why.
+ * holds a cluster, so a person reading the child sees why. A list, not only a
+ * type, so the README's troubleshooting table can be checked against it.
  */
-export type Reason =
-  | 'Staged' // Ready
-  | 'Hydrating' // HuggingFace: the claim is bound, the download runs
-  | 'Pending' // waiting for something that will come (a claim to bind, a resolver to finish)
-  | 'HydrationFailed' // the hydration Job or the OCI resolver Job failed
-  | 'AuthSecretMissing' // HuggingFace: the token Secret or its key is missing
-  | 'ClusterNotFound' // Pending: no InferenceCluster of that name
-  | 'ClusterNotProvisioned' // Pending: the cluster reports no provider config yet
-  | 'NoStorageClass' // Pending, HuggingFace: the cluster reports no ReadWriteMany class
-  | 'ClaimNotFound' // Pending, PersistentVolumeClaim: the claim doesn't exist (yet)
-  | 'ClaimNotBound' // Pending, PersistentVolumeClaim: the claim exists, unbound
-  | 'UnsupportedArtifact' // Failed, OCI: neither a container image nor a ModelPack artifact
-  | 'ImageVolumesUnsupported'; // Failed, OCI: an image, and the cluster can't mount image volumes
+export const REASONS = [
+  'Staged', // Ready
+  'Hydrating', // HuggingFace: the claim is bound, the download runs
+  'Pending', // waiting for something that will come (a claim to bind, a resolver to finish)
+  'HydrationFailed', // the hydration Job or the OCI resolver Job failed
+  'AuthSecretMissing', // HuggingFace: the token Secret or its key is missing
+  'ClusterNotFound', // Pending: no InferenceCluster of that name
+  'ClusterNotProvisioned', // Pending: the cluster reports no provider config yet
+  'NoStorageClass', // Pending, HuggingFace: the cluster reports no ReadWriteMany class
+  'ClaimNotFound', // Pending, PersistentVolumeClaim: the claim doesn't exist (yet)
+  'ClaimNotBound', // Pending, PersistentVolumeClaim: the claim exists, unbound
+  'UnsupportedArtifact', // Failed, OCI: neither a container image nor a ModelPack artifact
+  'ImageVolumesUnsupported', // Failed, OCI: an image, and the cluster can't mount image volumes
+] as const;
+export type Reason = (typeof REASONS)[number];
 
 /** Facts a source reports beside the phase (status fields; each also in readCacheState). */
 export interface SourceFacts {
