@@ -2,7 +2,7 @@
 // clusters (a PVC made by upstream Modelplane v0.3.1 is adopted by name), so
 // they are computed exactly as Crossplane's Python SDK computes them.
 
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import { InputError, DNS_LABEL } from './input.js';
 
 const DNS_LABEL_MAX = 63;
@@ -18,7 +18,8 @@ const SEPARATOR = '-';
  */
 export function childName(...parts: string[]): string {
   const full = parts.join(SEPARATOR);
-  const hash = createHash('sha256').update(full, 'utf8').digest('hex').slice(0, HASH_LENGTH);
+  // crypto.hash: one call, no Hash object; a thousand clusters are a thousand names per reconcile.
+  const hash = digest('sha256', full, 'hex').slice(0, HASH_LENGTH);
   // Python slices by code point; Array.from does too (it matters only outside the BMP).
   let prefix = Array.from(full)
     .slice(0, DNS_LABEL_MAX - HASH_LENGTH - SEPARATOR.length)
