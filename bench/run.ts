@@ -26,6 +26,8 @@ interface Options {
   clients: number;
   write: boolean;
   out: string;
+  /** Only these functions (all when empty). */
+  only: string[];
 }
 
 function parseOptions(argv: string[]): Options {
@@ -39,6 +41,7 @@ function parseOptions(argv: string[]): Options {
     clients: 8,
     write: false,
     out: '.bench',
+    only: [],
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i];
@@ -50,6 +53,10 @@ function parseOptions(argv: string[]): Options {
         break;
       case '--smoke':
         Object.assign(options, { sizes: [10], latencyBudgetMs: 50, minCalls: 3, maxCalls: 5, rounds: 1, throughputSeconds: 0.2 });
+        break;
+      case '--only':
+        options.only = value.split(',');
+        i++;
         break;
       case '--write':
         options.write = true;
@@ -214,7 +221,7 @@ async function main(): Promise<void> {
   mkdirSync(`${options.out}/requests`, { recursive: true });
   const began = performance.now();
   const results: Measured[] = [];
-  const functions = [...new Set(SCENARIOS(1).map((s) => s.fn))];
+  const functions = [...new Set(SCENARIOS(1).map((s) => s.fn))].filter((fn) => options.only.length === 0 || options.only.includes(fn));
 
   for (const n of options.sizes) {
     const scenarios = SCENARIOS(n);

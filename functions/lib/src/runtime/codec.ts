@@ -30,14 +30,30 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 /**
  * One pass over the bytes with explicit bounds (no reader object per nested
- * message). Strings are cut from one latin1 view of the whole buffer when
- * their bytes are ASCII, which most Kubernetes strings are: a substring is far
- * cheaper than a UTF-8 decode per string.
+ * message). Strings whose bytes are ASCII, as most Kubernetes strings are, are
+ * cut from latin1 views of the buffer: a substring is far cheaper than a UTF-8
+ * decode per string. The views are 64 KiB windows, made as needed: a view of
+ * the whole buffer would be, past 1 MiB, an external string, which the garbage
+ * collector does not weigh, so dozens of them could pile up between
+ * collections.
  */
+const WINDOW_BITS = 19;
+const WINDOW = 1 << WINDOW_BITS;
+
 class Reader {
   pos = 0;
-  private text: string | undefined;
+  private readonly windows: (string | undefined)[] = [];
   constructor(readonly buf: Buffer) {}
+
+  private window(index: number): string {
+    let text = this.windows[index];
+    if (text === undefined) {
+      const start = index * WINDOW;
+      text = this.buf.toString('latin1', start, Math.min(start + WINDOW, this.buf.length));
+      this.windows[index] = text;
+    }
+    return text;
+  }
 
   /** An unsigned varint (tags, lengths, bools, positive enums), exact up to 2^53. */
   varint(): number {
@@ -95,8 +111,10 @@ class Reader {
     for (let i = start; i < stop; i++) {
       if (buf[i]! > 0x7f) return buf.toString('utf8', start, stop);
     }
-    this.text ??= buf.toString('latin1');
-    return this.text.substring(start, stop);
+    const index = start >>> WINDOW_BITS;
+    if (index !== (stop - 1) >>> WINDOW_BITS || stop === start) return buf.toString('latin1', start, stop);
+    const offset = index * WINDOW;
+    return this.window(index).substring(start - offset, stop - offset);
   }
 
   bytes(end: number): Buffer {

@@ -8,7 +8,7 @@ import { getString } from '../json.js';
 import { FunctionRunnerServiceService, Severity, type RunFunctionRequest, type RunFunctionResponse } from '../protocol.js';
 import { fatalResult } from '../response.js';
 import { RESPONSE_TTL_SECONDS } from '../constants.js';
-import { decodeRequest, encodeResponse } from './codec.js';
+import { DecodeError, decodeRequest, encodeResponse } from './codec.js';
 import type { Logger } from './log.js';
 
 /** A composition function: a pure function of its request. */
@@ -65,16 +65,52 @@ function summarize(req: RunFunctionRequest, rsp: RunFunctionResponse): Record<st
 }
 
 /**
- * The RunFunction service with our direct codec in place of the generated one:
- * same wire format and shapes, a fraction of the cost on large requests.
+ * The RunFunction service carrying raw bytes both ways. A request is decoded
+ * (by our direct codec: the generated one's wire format and shapes, a fraction
+ * of its cost) inside the handler, which runs to its answer without yielding,
+ * so only one decoded request is ever alive: with many calls in flight, the
+ * ones waiting hold their few raw megabytes, not their decoded tens.
  */
 export const RUN_FUNCTION_SERVICE = {
   runFunction: {
     ...FunctionRunnerServiceService.runFunction,
-    requestDeserialize: (bytes: Buffer) => decodeRequest(bytes),
-    responseSerialize: (rsp: RunFunctionResponse) => encodeResponse(rsp),
+    requestDeserialize: (bytes: Buffer): Buffer => bytes,
+    responseSerialize: (bytes: Buffer): Buffer => bytes,
   },
 };
+
+/** Answer one call's bytes: decode, run, log, encode. Throws only a DecodeError, for bytes that are not a request. */
+export function answer(name: string, handler: FunctionHandler, bytes: Buffer, logger: Logger): Buffer {
+  const started = process.hrtime.bigint();
+  const req = decodeRequest(bytes);
+  let rsp = runSafely(name, handler, req, logger);
+  let encoded: Buffer;
+  try {
+    encoded = encodeResponse(rsp);
+  } catch (error) {
+    // A value no Struct can hold is a bug in the function; answer Fatal rather than fail the call.
+    rsp = runSafely(
+      name,
+      () => {
+        throw new Error(`its answer could not be encoded: ${error instanceof Error ? error.message : String(error)}`);
+      },
+      req,
+      logger,
+    );
+    encoded = encodeResponse(rsp);
+  }
+  const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+  logger.info('RunFunction', { ...summarize(req, rsp), bytes: bytes.length, durationMs: Math.round(durationMs * 1000) / 1000 });
+  if (logger.debugEnabled) {
+    logger.debug('RunFunction detail', {
+      tag: req.meta?.tag,
+      requirementKeys: Object.keys(rsp.requirements?.resources ?? {}).sort(),
+      desiredKeys: Object.keys(rsp.desired?.resources ?? {}).sort(),
+      conditions: rsp.conditions.map((c) => `${c.type}=${c.reason}`),
+    });
+  }
+  return encoded;
+}
 
 export function createFunctionServer(options: { name: string; handler: FunctionHandler; logger: Logger }): grpc.Server {
   const { name, handler, logger } = options;
@@ -83,23 +119,21 @@ export function createFunctionServer(options: { name: string; handler: FunctionH
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
   });
   server.addService(RUN_FUNCTION_SERVICE, {
-    runFunction: (
-      call: grpc.ServerUnaryCall<RunFunctionRequest, RunFunctionResponse>,
-      callback: grpc.sendUnaryData<RunFunctionResponse>,
-    ) => {
-      const started = process.hrtime.bigint();
-      const rsp = runSafely(name, handler, call.request, logger);
-      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      logger.info('RunFunction', { ...summarize(call.request, rsp), durationMs: Math.round(durationMs * 1000) / 1000 });
-      if (logger.debugEnabled) {
-        logger.debug('RunFunction detail', {
-          tag: call.request.meta?.tag,
-          requirementKeys: Object.keys(rsp.requirements?.resources ?? {}).sort(),
-          desiredKeys: Object.keys(rsp.desired?.resources ?? {}).sort(),
-          conditions: rsp.conditions.map((c) => `${c.type}=${c.reason}`),
-        });
+    runFunction: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
+      let encoded: Buffer;
+      try {
+        encoded = answer(name, handler, call.request, logger);
+      } catch (error) {
+        // Bytes that are not a request get INVALID_ARGUMENT; anything else (never expected) INTERNAL. The server stays up.
+        const undecodable = error instanceof DecodeError;
+        const message = error instanceof Error ? error.message : String(error);
+        const details = undecodable ? `cannot decode the RunFunctionRequest: ${message}` : `${name} failed: ${message}`;
+        if (undecodable) logger.warn('RunFunction refused', { bytes: call.request.length, error: details });
+        else logger.error('RunFunction failed', { bytes: call.request.length, error: details });
+        callback({ code: undecodable ? grpc.status.INVALID_ARGUMENT : grpc.status.INTERNAL, details });
+        return;
       }
-      callback(null, rsp);
+      callback(null, encoded);
     },
   });
   return server;
