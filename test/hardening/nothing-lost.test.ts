@@ -67,7 +67,7 @@ const remoteOf = (req: TestRequest, key: string): JsonObject =>
 
 function notFetched(key: string): (req: TestRequest) => void {
   return (req) => {
-    delete req.requiredResources![key];
+    Reflect.deleteProperty(req.requiredResources!, key);
   };
 }
 
@@ -698,7 +698,7 @@ function replicaRows(state: string): Row[] {
       state,
       input: 'a bad field introduced (copies "2")',
       change: (req) => {
-        ((spec(req)['engines'] as JsonObject[])[0]!)['copies'] = '2';
+        (spec(req)['engines'] as JsonObject[])[0]!['copies'] = '2';
       },
       expect: { fatal: true },
     },
