@@ -19,7 +19,7 @@ import {
   type TestResource,
   type TestResponse,
 } from '#testing';
-import { HANDLERS, observeApplied, seedsFor } from './support/seeds.js';
+import { HANDLERS, seedsFor, settled } from './support/seeds.js';
 
 const clients = new Map<FunctionName, FunctionClient>();
 function client(name: FunctionName): FunctionClient {
@@ -35,24 +35,6 @@ async function seed(name: FunctionName, stage: string): Promise<TestRequest> {
   const found = (await seedsFor(name)).find((s) => s.name === stage);
   if (!found) throw new Error(`no seed ${stage} for ${name}`);
   return structuredClone(found.request);
-}
-
-/**
- * One reconcile later: the XR carries the status the function wrote, and
- * every desired resource is observed - as it was observed before where it
- * was (so a Bound PVC stays Bound), else as Crossplane would report it once
- * applied and Ready.
- */
-async function settled(name: FunctionName, req: TestRequest): Promise<TestRequest> {
-  const rsp = await client(name).run(req);
-  const resources: Record<string, TestResource> = {};
-  for (const [key, desired] of Object.entries(desiredResources(rsp))) {
-    resources[key] = req.observed?.resources?.[key] ?? { resource: observeApplied(desired, true) };
-  }
-  const xr = structuredClone(req.observed!.composite!.resource);
-  const status = rsp.desired?.composite?.resource['status'];
-  if (status !== undefined) xr['status'] = status;
-  return { ...req, observed: { composite: { resource: xr }, resources } };
 }
 
 // --- Reading and editing requests ---------------------------------------------

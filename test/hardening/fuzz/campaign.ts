@@ -167,7 +167,13 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     while (!exited) {
       const index = next++;
       if (index >= cases) return;
-      await runCase(index);
+      try {
+        await runCase(index);
+      } catch (error) {
+        // A bug of the harness (the mutator, a check), not of the server: reported, and the campaign goes on.
+        const detail = error instanceof Error ? `${error.message}\n${error.stack ?? ''}`.slice(0, 600) : String(error);
+        violations.push({ kind: 'harness-error', detail, case: index, seed: '(harness)', mutations: [] });
+      }
       if ((index + 1) % CHECK_EVERY === 0) {
         checkServer(index);
         options.onProgress?.(index + 1);

@@ -174,16 +174,38 @@ function setAt(root: Json, path: Path, value: Json | undefined): void {
 }
 
 /** Set, creating objects along the way (for targeted edits of fields a seed may not have). */
-function setDeep(root: JsonObject, path: string[], value: Json | undefined): void {
-  let node: JsonObject = root;
+function setDeep(root: JsonObject, path: string[], value: Json | undefined): boolean {
+  // A list is walked by index ("0"), and only to an item it has: an edit of members[1] means nothing for a single member.
+  let node: JsonObject | Json[] = root;
   for (const key of path.slice(0, -1)) {
+    if (Array.isArray(node)) {
+      const item: Json | undefined = /^\d+$/.test(key) ? node[Number(key)] : undefined;
+      if (item === undefined || item === null || typeof item !== 'object') return false;
+      node = item;
+      continue;
+    }
     const next = node[key];
-    if (next === null || typeof next !== 'object' || Array.isArray(next)) node[key] = {};
-    node = node[key] as JsonObject;
+    if (next === null || next === undefined || typeof next !== 'object') node[key] = {};
+    node = node[key] as JsonObject | Json[];
   }
   const last = path[path.length - 1]!;
-  if (value === undefined) Reflect.deleteProperty(node, last);
+  if (Array.isArray(node)) {
+    const index = /^\d+$/.test(last) ? Number(last) : -1;
+    if (index < 0 || index >= node.length) return false;
+    if (value === undefined) node.splice(index, 1);
+    else node[index] = value;
+  } else if (value === undefined) Reflect.deleteProperty(node, last);
   else defineKey(node, last, value);
+  return true;
+}
+
+/** The object under `key`, made one if an earlier mutation left something else there. */
+function objectField(parent: JsonObject, key: string): JsonObject {
+  const value = parent[key];
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value;
+  const fresh: JsonObject = {};
+  parent[key] = fresh;
+  return fresh;
 }
 
 /** An own key, even "__proto__". */
@@ -387,6 +409,10 @@ const EDITS: Record<FunctionName, Edit[]> = {
       [{ name: 'Bad_Name' }, { name: 'x', key: 'bad key' }, { key: 'K' }, 'hf-token', null],
     ],
     [
+      ['spec', 'huggingFace', 'authSecret', 'key'],
+      ['bad key', 'K', '', 'a'.repeat(254)],
+    ],
+    [
       ['spec', 'oci'],
       [{ ref: 'r.io/m:v1' }, { ref: 'r.io/m:v1', imagePullSecrets: [{ name: 'a' }, { name: 'A' }] }, 'r.io/m:v1', null],
     ],
@@ -473,7 +499,7 @@ const EDITS: Record<FunctionName, Edit[]> = {
     ],
     [
       ['status', 'digest'],
-      ['sha256:zzz', `sha256:${'b'.repeat(64)}`, 7, ''],
+      ['sha256:zzz', `sha256:${'A'.repeat(64)}`, 'md5:0123', 'latest', `sha256:${'b'.repeat(64)}`, 7, ''],
     ],
     [
       ['status', 'artifactKind'],
@@ -548,9 +574,32 @@ const EDITS: Record<FunctionName, Edit[]> = {
         ],
       ],
     ],
+    ...(['0', '1'] as const).map((member): Edit => [
+      ['spec', 'engines', '0', 'members', member, 'template', 'metadata'],
+      [
+        { labels: { 'modelplane.ai/serving': 'hijack' } },
+        { labels: { 'bad key!': 'v' } },
+        { labels: { team: 'bad value!' } },
+        { labels: { 'example.com/team': 'ml' }, annotations: { 'example.com/note': 'x'.repeat(9000) } },
+        { annotations: { 'Bad_Prefix.x/k': 'v' } },
+        { annotations: { a: 5 } },
+        'x',
+      ],
+    ]),
     [
-      ['spec', 'engines', '0', 'members', '0', 'template', 'metadata'],
-      [{ labels: { 'modelplane.ai/serving': 'hijack' } }, { labels: { 'bad key!': 'v' } }, { annotations: { a: 5 } }, 'x'],
+      ['spec', 'engines', '0', 'members', '0', 'template', 'spec', 'containers', '0', 'env'],
+      [
+        [{ name: 'MODELPLANE_MODEL', value: 'override' }],
+        [{ name: 'HOME' }],
+        [{ name: 'TOKEN', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }],
+        [{ name: '', value: 'x' }],
+        [{ name: 'X', valueFrom: {} }],
+        'X=1',
+      ],
+    ],
+    [
+      ['spec', 'engines', '0', 'members', '0', 'template', 'spec', 'containers', '0', 'args'],
+      [['--block-size=abc'], ['--block-size'], ['--page-size', '99999999999999999999'], ['--block-size=0x10'], [5], 'args'],
     ],
     [
       ['spec', 'engines', '0', 'members', '0', 'template', 'spec', 'imagePullSecrets'],
@@ -621,7 +670,7 @@ function mutateXr(rnd: Random, req: TestRequest): string {
 function edit(rnd: Random, target: JsonObject, edits: Edit[], label: string): string {
   const [path, values] = rnd.pick(edits);
   const value = rnd.pick(values);
-  setDeep(target, path, clone(value));
+  if (!setDeep(target, path, clone(value))) return `${label}.${path.join('.')}: not in this request`;
   const shown = value === undefined ? '(removed)' : JSON.stringify(value)?.slice(0, 40);
   return `${label}.${path.join('.')} = ${shown}`;
 }
@@ -647,7 +696,7 @@ function mutateObserved(rnd: Random, req: TestRequest): string {
   }
   if (roll < 0.55) {
     // Crossplane's verdict flips without the remote object changing.
-    const status = (resources[key]!.resource['status'] ??= {}) as JsonObject;
+    const status = objectField(resources[key]!.resource, 'status');
     status['conditions'] = [{ type: 'Ready', status: rnd.pick(['True', 'False', 'Unknown', 5]), reason: 'Flap' }];
     return `observed[${key}] Ready flipped`;
   }
@@ -674,10 +723,10 @@ function mutateRequired(rnd: Random, req: TestRequest, name: FunctionName): stri
     const original = rnd.pick(set.items);
     const copy = clone(original);
     if (rnd.chance(0.5)) {
-      const status = (copy.resource['status'] ??= {}) as JsonObject;
+      const status = objectField(copy.resource, 'status');
       if (rnd.chance(0.5)) delete status['providerConfigRef'];
       else status['providerConfigRef'] = { name: 'duplicate-pc' };
-      const metadata = (copy.resource['metadata'] ??= {}) as JsonObject;
+      const metadata = objectField(copy.resource, 'metadata');
       metadata['labels'] = rnd.chance(0.5) ? {} : { 'modelplane.ai/tier': 'a100' };
     }
     set.items.splice(rnd.int(0, set.items.length), 0, copy);
@@ -755,7 +804,7 @@ export function mutate(rnd: Random, name: FunctionName, seed: TestRequest): Muta
   const count = rnd.chance(0.5) ? 1 : rnd.int(2, 4);
   for (let i = 0; i < count; i++) {
     const roll = rnd.next();
-    if (roll < 0.32) mutations.push(mutateXr(rnd, request));
+    if (roll < 0.25) mutations.push(mutateXr(rnd, request));
     else if (roll < 0.52) {
       const xr = request.observed?.composite?.resource;
       mutations.push(xr ? edit(rnd, xr, rnd.chance(0.8) ? EDITS[name] : COMMON_EDITS, 'xr') : 'xr: absent');

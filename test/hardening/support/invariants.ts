@@ -98,6 +98,70 @@ export function badNames(req: TestRequest, resources: Record<string, JsonObject>
   return out;
 }
 
+// Kubernetes' label and annotation rules: a key is [prefix/]name, the prefix a
+// DNS subdomain, the name 63 characters of alphanumerics, "-", "_" and "."
+// between alphanumerics; a label value the same, and may be empty.
+const QUALIFIED_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+function keyProblem(key: string): string | undefined {
+  const slash = key.lastIndexOf('/');
+  const prefix = slash < 0 ? undefined : key.slice(0, slash);
+  const name = slash < 0 ? key : key.slice(slash + 1);
+  if (prefix !== undefined && (prefix.length > 253 || !DNS_1123_SUBDOMAIN.test(prefix))) return 'its prefix is not a DNS subdomain';
+  return QUALIFIED_NAME.test(name) ? undefined : 'not a qualified name';
+}
+
+/** Maps whose keys (and, but for annotations, values) Kubernetes checks as labels. */
+const LABEL_MAPS = new Set(['labels', 'matchLabels', 'nodeSelector']);
+
+function labelProblems(value: unknown, path: string, out: string[]): void {
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => {
+      labelProblems(item, `${path}[${i}]`, out);
+    });
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+    const at = `${path}.${key}`;
+    const isLabels = LABEL_MAPS.has(key);
+    if ((isLabels || key === 'annotations') && child !== null && typeof child === 'object' && !Array.isArray(child)) {
+      for (const [name, entry] of Object.entries(child as Record<string, unknown>)) {
+        const problem = keyProblem(name);
+        if (problem) out.push(`${at} key ${JSON.stringify(name.slice(0, 60))}: ${problem}`);
+        if (isLabels && (typeof entry !== 'string' || entry.length > 63 || !LABEL_VALUE.test(entry))) {
+          out.push(`${at}[${JSON.stringify(name.slice(0, 60))}] ${JSON.stringify(String(entry).slice(0, 60))}: not a label value`);
+        }
+      }
+      continue;
+    }
+    labelProblems(child, at, out);
+  }
+}
+
+/**
+ * Labels, selectors and annotation keys Kubernetes would refuse, in what we
+ * compose (a child's metadata, a remote manifest). An Object desired exactly
+ * as it was observed is what exists, kept as it is: not judged again.
+ */
+export function badLabels(req: TestRequest, resources: Record<string, JsonObject>): Violation[] {
+  const out: Violation[] = [];
+  for (const [key, object] of Object.entries(resources)) {
+    const observed = req.observed?.resources?.[key]?.resource;
+    const problems: string[] = [];
+    if (object['kind'] === 'Object') {
+      const manifest = manifestOf(object);
+      const before = observed === undefined ? undefined : manifestOf(observed);
+      if (before === undefined || JSON.stringify(manifest) !== JSON.stringify(before)) labelProblems(manifest, 'manifest', problems);
+    } else {
+      labelProblems({ metadata: object['metadata'] }, key, problems);
+    }
+    for (const problem of problems.slice(0, 3)) out.push({ kind: 'bad-label', detail: `${key}: ${problem}` });
+  }
+  return out;
+}
+
 /** Checks on the handler's own answer, before the codec (which drops NaN and undefined on the way out) sees it. */
 export function checkHandlerOutput(rsp: RunFunctionResponse): Violation[] {
   const out: Violation[] = [];
@@ -132,6 +196,31 @@ export function checkResponse(name: FunctionName, req: TestRequest, rsp: TestRes
   for (const path of nullsAndNaNs(rsp.desired?.composite?.resource))
     out.push({ kind: 'null-or-nan', detail: `desired composite: ${path}` });
   out.push(...badNames(req, resources));
+  out.push(...badLabels(req, resources));
+  if (name === 'compose-model-cache-hydration') out.push(...unpinnedMount(rsp));
+  return out;
+}
+
+const PINNED = /@sha256:[0-9a-f]{64}$/;
+
+/**
+ * An OCI mount names the digest the reference resolved to, never a tag or a
+ * malformed digest: a moved tag must never change what a new pod serves.
+ */
+export function unpinnedMount(rsp: TestResponse): Violation[] {
+  const status = rsp.desired?.composite?.resource['status'];
+  const mount = status !== null && typeof status === 'object' && !Array.isArray(status) ? status['mount'] : undefined;
+  const volumes = mount !== null && typeof mount === 'object' && !Array.isArray(mount) ? mount['volumes'] : undefined;
+  const out: Violation[] = [];
+  for (const volume of Array.isArray(volumes) ? volumes : []) {
+    const image = stringAt(volume, 'image', 'reference');
+    const csi = stringAt(volume, 'csi', 'volumeAttributes', 'model.csi.modelpack.org/reference');
+    for (const reference of [image, csi]) {
+      if (reference !== undefined && !PINNED.test(reference)) {
+        out.push({ kind: 'unpinned-mount', detail: `status.mount names ${JSON.stringify(reference.slice(0, 120))}` });
+      }
+    }
+  }
   return out;
 }
 

@@ -252,13 +252,37 @@ async function extraReplicaSeeds(examples: Seed[]): Promise<Seed[]> {
   return out;
 }
 
-function extraHydrationSeeds(examples: Seed[]): Seed[] {
+/**
+ * One reconcile later: the XR carries the status the function wrote (its
+ * latches), and every desired resource is observed - as it was observed
+ * before where it was (a Bound PVC stays Bound), else as applied and Ready.
+ */
+export async function settled(name: FunctionName, req: TestRequest): Promise<TestRequest> {
+  const rsp = await inProcessClient(name, HANDLERS[name]).run(req);
+  const resources: Record<string, TestResource> = {};
+  for (const [key, desired] of Object.entries(desiredResources(rsp))) {
+    resources[key] = req.observed?.resources?.[key] ?? { resource: observeApplied(desired, true) };
+  }
+  const xr = structuredClone(req.observed!.composite!.resource);
+  const status = rsp.desired?.composite?.resource['status'];
+  if (status !== undefined) xr['status'] = status;
+  return { ...req, observed: { composite: { resource: xr }, resources } };
+}
+
+async function extraHydrationSeeds(examples: Seed[]): Promise<Seed[]> {
+  const out: Seed[] = [];
   // The hydrating stage with its InferenceCluster gone: the hold path.
   const hydrating = examples.find((s) => s.name === 'huggingface-hydrating');
-  if (!hydrating) return [];
-  const gone: TestRequest = structuredClone(hydrating.request);
-  gone.requiredResources!['cluster'] = { items: [] };
-  return [{ name: 'huggingface-hydrating-cluster-gone', request: gone }];
+  if (hydrating) {
+    const gone: TestRequest = structuredClone(hydrating.request);
+    gone.requiredResources!['cluster'] = { items: [] };
+    out.push({ name: 'huggingface-hydrating-cluster-gone', request: gone });
+  }
+  // Each Ready stage one reconcile later, its latches (the Ready phase, the digest) in its own status.
+  for (const seed of examples.filter((s) => s.name.includes('ready'))) {
+    out.push({ name: `${seed.name}-settled`, request: await settled('compose-model-cache-hydration', seed.request) });
+  }
+  return out;
 }
 
 const cache = new Map<FunctionName, Promise<Seed[]>>();
@@ -274,7 +298,7 @@ export function seedsFor(name: FunctionName): Promise<Seed[]> {
           ? await extraCacheSeeds()
           : name === 'compose-model-replica'
             ? await extraReplicaSeeds(examples)
-            : extraHydrationSeeds(examples);
+            : await extraHydrationSeeds(examples);
       return [...examples, ...extra];
     })();
     cache.set(name, seeds);
