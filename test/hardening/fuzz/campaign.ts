@@ -4,8 +4,8 @@
 // handler built before the codec dropped anything, and that the server's
 // bytes are exactly those (a function is a pure function of its request).
 
-import type { ServiceError } from '@grpc/grpc-js';
-import { MAX_STRUCT_DEPTH, decodeRequest, encodeResponse, jsonLogger, runSafely } from '#lib';
+import { status, type ServiceError } from '@grpc/grpc-js';
+import { MAX_MESSAGE_BYTES, MAX_STRUCT_DEPTH, decodeRequest, encodeResponse, jsonLogger, runSafely } from '#lib';
 import {
   rawFunctionClient,
   requestBytes,
@@ -47,7 +47,7 @@ export interface CampaignReport {
   valid: number;
   /** Answered with a Fatal result naming a field. */
   fatal: number;
-  /** Refused with a gRPC error by design (a Struct deeper than the codec's bound). */
+  /** Refused with a gRPC error by design (a Struct deeper than the codec's bound, a message over 64 MiB). */
   refused: number;
   latencyMs: { p50: number; p99: number; max: number };
   /** The slowest cases, slowest first: what a person looks at when the bound comes near. */
@@ -61,6 +61,7 @@ export interface CampaignReport {
 
 const EXPECTED_REFUSAL = /Error deserializing request/;
 const SLOWEST_KEPT = 3;
+const SLOW_RETRIES = 2;
 /** How often the server's process and log are checked (and the log buffer emptied). */
 const CHECK_EVERY = 50;
 
@@ -79,7 +80,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   const handler = HANDLERS[name];
   const inProcessLines: string[] = [];
   const logger = jsonLogger({ function: name, debug: true, write: (line) => inProcessLines.push(line) });
-  const client: RawFunctionClient = rawFunctionClient(server.address);
+  // Allowed to send past the server's bound, so the server's refusal is what is tested.
+  const client: RawFunctionClient = rawFunctionClient(server.address, undefined, { 'grpc.max_send_message_length': 2 * MAX_MESSAGE_BYTES });
   const latencies: number[] = [];
   const slowest: CampaignReport['slowest'] = [];
   const violations: CaseViolation[] = [];
@@ -116,6 +118,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     const found: Violation[] = [];
     const bytes = requestBytes(request);
     const tooDeep = requestDepth(request) > MAX_STRUCT_DEPTH;
+    // A huge value in a big seed can pass the 64 MiB bound: the server must refuse that, by design too.
+    const tooBig = bytes.length > MAX_MESSAGE_BYTES;
 
     const t0 = performance.now();
     let answer: Buffer | undefined;
@@ -132,9 +136,22 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       slowest.sort((a, b) => b.ms - a.ms);
       slowest.length = Math.min(slowest.length, SLOWEST_KEPT);
     }
-    if (ms > ANSWER_WITHIN_MS) found.push({ kind: 'slow', detail: `answered in ${round(ms)} ms` });
+    if (ms > ANSWER_WITHIN_MS) {
+      // Slow once may be this machine (other test files, a GC); slow every time is the request. Ask again, twice.
+      let best = ms;
+      for (let retry = 0; retry < SLOW_RETRIES && best > ANSWER_WITHIN_MS; retry++) {
+        const t1 = performance.now();
+        await client.call(bytes, { timeoutMs: 10_000 }).catch(() => undefined);
+        best = Math.min(best, performance.now() - t1);
+      }
+      if (best > ANSWER_WITHIN_MS)
+        found.push({ kind: 'slow', detail: `answered in ${round(ms)} ms, and at best ${round(best)} ms asked again` });
+    }
 
-    if (tooDeep) {
+    if (tooBig) {
+      if (error?.code === status.RESOURCE_EXHAUSTED) refused++;
+      else found.push({ kind: 'big-not-refused', detail: error ? `${error.code}: ${error.details}` : 'answered' });
+    } else if (tooDeep) {
       if (error && EXPECTED_REFUSAL.test(error.details)) refused++;
       else found.push({ kind: 'deep-not-refused', detail: error ? `${error.code}: ${error.details}` : 'answered' });
     } else if (error) {
@@ -212,7 +229,7 @@ export function formatReport(reports: readonly CampaignReport[]): string {
   for (const r of reports) {
     lines.push(
       `${r.name}: ${r.cases} cases from ${r.seeds} seeds (run seed ${r.seed}) in ${(r.durationMs / 1000).toFixed(1)} s`,
-      `  answered valid ${r.valid}, Fatal naming a field ${r.fatal}, refused by design (Struct deeper than ${MAX_STRUCT_DEPTH}) ${r.refused}`,
+      `  answered valid ${r.valid}, Fatal naming a field ${r.fatal}, refused by design (Struct deeper than ${MAX_STRUCT_DEPTH}, or over 64 MiB) ${r.refused}`,
       `  latency p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms, max ${r.latencyMs.max} ms (bound ${ANSWER_WITHIN_MS} ms)`,
       ...r.slowest.map((c) => `  slow: case ${c.case} ${c.ms} ms (seed ${c.seed}; ${c.mutations.join(' | ')})`),
       `  Fatal results by field: ${

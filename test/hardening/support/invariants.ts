@@ -115,47 +115,77 @@ function keyProblem(key: string): string | undefined {
 /** Maps whose keys (and, but for annotations, values) Kubernetes checks as labels. */
 const LABEL_MAPS = new Set(['labels', 'matchLabels', 'nodeSelector']);
 
-function labelProblems(value: unknown, path: string, out: string[]): void {
+/** A value as a person reads it in a report, whatever it is. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, 60));
+  try {
+    return (JSON.stringify(value) ?? typeof value).slice(0, 60);
+  } catch {
+    return typeof value;
+  }
+}
+
+/** The same path in another value, if it is there (for "was this observed so?"). */
+function same(other: unknown, path: readonly (string | number)[]): unknown {
+  let node = other;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object') return undefined;
+    if (!Object.hasOwn(node, key)) return undefined;
+    node = (node as Record<string | number, unknown>)[key];
+  }
+  return node;
+}
+
+/**
+ * Every bad label or annotation key (and label value) in `value`. One that
+ * `observed` holds at the same place, with the same value, is what was
+ * observed, kept as it is (a hold, the upgrade): not ours to judge again.
+ */
+function labelProblems(value: unknown, observed: unknown, label: string, path: (string | number)[], out: string[]): void {
   if (Array.isArray(value)) {
     value.forEach((item, i) => {
-      labelProblems(item, `${path}[${i}]`, out);
+      labelProblems(item, observed, label, [...path, i], out);
     });
     return;
   }
   if (value === null || typeof value !== 'object') return;
   for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
-    const at = `${path}.${key}`;
+    const at = [...path, key];
     const isLabels = LABEL_MAPS.has(key);
     if ((isLabels || key === 'annotations') && child !== null && typeof child === 'object' && !Array.isArray(child)) {
+      const before = same(observed, at);
       for (const [name, entry] of Object.entries(child as Record<string, unknown>)) {
+        if (
+          before !== null &&
+          typeof before === 'object' &&
+          Object.hasOwn(before, name) &&
+          shown((before as Record<string, unknown>)[name]) === shown(entry)
+        ) {
+          continue;
+        }
+        const where = `${label}.${at.join('.')}`;
         const problem = keyProblem(name);
-        if (problem) out.push(`${at} key ${JSON.stringify(name.slice(0, 60))}: ${problem}`);
+        if (problem) out.push(`${where} key ${JSON.stringify(name.slice(0, 60))}: ${problem}`);
         if (isLabels && (typeof entry !== 'string' || entry.length > 63 || !LABEL_VALUE.test(entry))) {
-          out.push(`${at}[${JSON.stringify(name.slice(0, 60))}] ${JSON.stringify(String(entry).slice(0, 60))}: not a label value`);
+          out.push(`${where}[${JSON.stringify(name.slice(0, 60))}] ${shown(entry)}: not a label value`);
         }
       }
       continue;
     }
-    labelProblems(child, at, out);
+    labelProblems(child, observed, label, at, out);
   }
 }
 
-/**
- * Labels, selectors and annotation keys Kubernetes would refuse, in what we
- * compose (a child's metadata, a remote manifest). An Object desired exactly
- * as it was observed is what exists, kept as it is: not judged again.
- */
+/** Labels, selectors and annotation keys Kubernetes would refuse, in what we compose (a child's metadata, a remote manifest). */
 export function badLabels(req: TestRequest, resources: Record<string, JsonObject>): Violation[] {
   const out: Violation[] = [];
   for (const [key, object] of Object.entries(resources)) {
     const observed = req.observed?.resources?.[key]?.resource;
     const problems: string[] = [];
     if (object['kind'] === 'Object') {
-      const manifest = manifestOf(object);
-      const before = observed === undefined ? undefined : manifestOf(observed);
-      if (before === undefined || JSON.stringify(manifest) !== JSON.stringify(before)) labelProblems(manifest, 'manifest', problems);
+      labelProblems(manifestOf(object), observed === undefined ? undefined : manifestOf(observed), 'manifest', [], problems);
     } else {
-      labelProblems({ metadata: object['metadata'] }, key, problems);
+      labelProblems({ metadata: object['metadata'] }, { metadata: observed?.['metadata'] }, key, [], problems);
     }
     for (const problem of problems.slice(0, 3)) out.push({ kind: 'bad-label', detail: `${key}: ${problem}` });
   }

@@ -299,7 +299,8 @@ export function seedsFor(name: FunctionName): Promise<Seed[]> {
           : name === 'compose-model-replica'
             ? await extraReplicaSeeds(examples)
             : await extraHydrationSeeds(examples);
-      return [...examples, ...extra];
+      // As JSON, so no two places in a seed share an object (a mutation of one must not change the other).
+      return [...examples, ...extra].map((seed) => ({ name: seed.name, request: JSON.parse(JSON.stringify(seed.request)) as TestRequest }));
     })();
     cache.set(name, seeds);
   }
