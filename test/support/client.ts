@@ -4,6 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import protobuf from 'protobufjs';
 import { decodeRequest, encodeResponse, jsonLogger, runSafely, type FunctionHandler } from '#lib';
 import {
   fromStruct,
@@ -17,6 +18,12 @@ import {
 
 const PROTO = fileURLToPath(new URL('../proto/run_function.proto', import.meta.url));
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+// protobufjs (under proto-loader) stops at 100 nested messages, about 50 JSON
+// levels in a Struct (each level is a Value and a Struct or ListValue). The
+// servers' own bound is 100 JSON levels, and tests must send both sides of it.
+protobuf.util.recursionLimit = 10_000;
+protobuf.Reader.recursionLimit = 10_000;
 
 type UnaryCallback = (error: grpc.ServiceError | null, response: RawResponse) => void;
 interface RawClient extends grpc.Client {
@@ -127,11 +134,20 @@ export interface FunctionClient {
   close(): void;
 }
 
-export function functionClient(address: string, credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure()): FunctionClient {
+/**
+ * `options` are channel options on top of the 64 MiB message bounds, e.g.
+ * `grpc.ssl_target_name_override` for TLS to an IP address.
+ */
+export function functionClient(
+  address: string,
+  credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
+  options: grpc.ClientOptions = {},
+): FunctionClient {
   const Client = clientConstructor();
   const client = new Client(address, credentials, {
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    ...options,
   });
   return {
     run(req, options = {}) {
@@ -171,6 +187,56 @@ function methodCodec(): MethodCodec {
   const service = definition['apiextensions.fn.proto.v1.FunctionRunnerService'] as unknown as Record<string, MethodCodec>;
   codecCache = service['RunFunction']!;
   return codecCache;
+}
+
+/** A test request as the bytes a RunFunction call carries (encoded by protobufjs, not the servers' codec). */
+export function requestBytes(req: TestRequest): Buffer {
+  return methodCodec().requestSerialize(encodeRequest(req));
+}
+
+/** The bytes of a RunFunctionResponse, decoded by protobufjs into the test shape. */
+export function responseFromBytes(bytes: Buffer): TestResponse {
+  return decodeResponse(methodCodec().responseDeserialize(bytes));
+}
+
+export const RUN_FUNCTION_PATH = '/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction';
+
+/**
+ * A client that sends and receives raw bytes (identity serializers): for
+ * comparing responses byte for byte, and for sending what no well-behaved
+ * encoder would.
+ */
+export interface RawFunctionClient {
+  call(request: Buffer, options?: { timeoutMs?: number }): Promise<Buffer>;
+  close(): void;
+}
+
+export function rawFunctionClient(
+  address: string,
+  credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
+  options: grpc.ClientOptions = {},
+): RawFunctionClient {
+  const client = new grpc.Client(address, credentials, {
+    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    ...options,
+  });
+  const identity = (value: Buffer): Buffer => value;
+  return {
+    call(request, { timeoutMs = 10_000 } = {}) {
+      return new Promise((resolve, reject) => {
+        const deadline = new Date(Date.now() + timeoutMs);
+        client.makeUnaryRequest(RUN_FUNCTION_PATH, identity, identity, request, { deadline }, (error, response) => {
+          if (error) reject(error);
+          else if (response === undefined) reject(new Error('no response'));
+          else resolve(response);
+        });
+      });
+    },
+    close() {
+      client.close();
+    },
+  };
 }
 
 /**

@@ -75,7 +75,9 @@ export interface ProtoStruct {
 export function toStruct(value: JsonObject): ProtoStruct {
   const fields: Record<string, ProtoValue> = {};
   for (const [key, entry] of Object.entries(value)) {
-    if (entry !== undefined) fields[key] = toValue(entry);
+    // An own key even when it is "__proto__", so a test can send one.
+    if (entry !== undefined)
+      Object.defineProperty(fields, key, { value: toValue(entry), enumerable: true, writable: true, configurable: true });
   }
   return { fields };
 }

@@ -22,15 +22,21 @@ import {
   type RunFunctionResponse,
 } from '#lib';
 import type { Outcome, PreviousStatus } from './outcome.js';
+import { DIGEST } from './spec.js';
 
 /** The condition the parent and a person read: is the artifact usable on this cluster? */
 export const ARTIFACT_READY = 'ArtifactReady';
 
-/** This XR's status as last written: the latches live there. */
+/**
+ * This XR's status as last written: the latches live there. A digest that is
+ * not a well-formed sha256 one was not written by this function; latching it
+ * would pin pods to a reference no registry resolves, so it is not read (the
+ * resolver's result is read again instead).
+ */
 export function previousStatus(status: JsonObject): PreviousStatus {
   const state = readCacheState(status);
   const previous: PreviousStatus = { phase: state.phase };
-  if (state.digest !== undefined) previous.digest = state.digest;
+  if (state.digest !== undefined && DIGEST.test(state.digest)) previous.digest = state.digest;
   if (state.artifactKind !== undefined) previous.artifactKind = state.artifactKind;
   const resolvedRef = getString(status, 'resolvedRef');
   if (resolvedRef !== undefined) previous.resolvedRef = resolvedRef;

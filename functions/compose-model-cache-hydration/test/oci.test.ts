@@ -352,6 +352,33 @@ describe('the latch', () => {
     expect(results(rsp)).toEqual([]);
   });
 
+  // Found by the hardening fuzzer: a status digest this function never wrote was latched and published in the mount.
+  it.each(['sha256:zzz', `sha256:${'A'.repeat(64)}`, 'md5:0123', ''])(
+    'a malformed latched digest (%j) is not served: the resolver’s result is read again',
+    async (digest) => {
+      const fresh = result(IMAGE);
+      const latched = { phase: 'Ready', resolvedRef: REF, digest, artifactKind: 'Image' };
+      const desired = desiredResources(await run(resolved({ xr: hydration(OCI), cluster: CLUSTER })));
+      const rsp = await run(
+        resolved({
+          xr: hydration(OCI, latched),
+          cluster: CLUSTER,
+          observed: { 'resolve-result': observe(desired['resolve-result']!, { fields: { data: fresh.data }, ready: true }) },
+        }),
+      );
+      expect(compositeStatus(rsp)).toMatchObject({ phase: 'Ready', digest: fresh.digest });
+      expect(JSON.stringify(compositeStatus(rsp)['mount'])).toContain(`${REPOSITORY}@${fresh.digest}`);
+      if (digest !== '') expect(JSON.stringify(rsp)).not.toContain(digest);
+    },
+  );
+
+  it('a malformed latched digest with no result to read again stays Pending, publishing nothing', async () => {
+    const latched = { phase: 'Ready', resolvedRef: REF, digest: 'sha256:zzz', artifactKind: 'Image' };
+    const rsp = await run(resolved({ xr: hydration(OCI, latched), cluster: CLUSTER }));
+    expect(compositeStatus(rsp)).toMatchObject({ phase: 'Pending' });
+    expect(compositeStatus(rsp)['mount']).toBeUndefined();
+  });
+
   it('a changed reference resolves anew, ignoring the old result and the old Job', async () => {
     const v1 = result(IMAGE);
     const latched = { phase: 'Ready', resolvedRef: REF, digest: v1.digest, artifactKind: 'Image' };

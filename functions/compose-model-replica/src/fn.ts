@@ -10,6 +10,7 @@ import {
   InputError,
   KIND,
   MODELPLANE_API_VERSION,
+  compareNames,
   desire,
   isObject,
   newResponse,
@@ -153,10 +154,16 @@ function hold(rsp: RunFunctionResponse, replica: Replica, observed: Observed): v
   setCompositeReady(rsp, false);
 }
 
+/**
+ * By key, in byte order: a hold desires them again in this order, and
+ * Crossplane sends its map in any order, so the same request must not get
+ * its keys back in another.
+ */
 function observedResources(req: RunFunctionRequest): Observed {
   const observed = new Map<string, JsonObject>();
-  for (const [key, value] of Object.entries(req.observed?.resources ?? {})) {
-    const resource: unknown = value.resource;
+  const resources = req.observed?.resources ?? {};
+  for (const key of Object.keys(resources).sort(compareNames)) {
+    const resource: unknown = resources[key]?.resource;
     if (isObject(resource)) observed.set(key, resource);
   }
   return observed;

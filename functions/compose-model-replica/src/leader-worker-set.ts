@@ -7,7 +7,7 @@ import type { V1Container, V1EnvVar, V1PodSpec, V1PodTemplateSpec } from '@kuber
 import { READY_QUERY, REMOTE_NAMESPACE, celReadiness, remoteObject, toJson } from '#lib';
 import { claimTemplate } from './claims.js';
 import type { Composed } from './composed.js';
-import { LABEL_LWS_ROLE, LABEL_SERVING, claimKey, engineName, servingLabel, workloadKey } from './names.js';
+import { LABEL_LWS_ROLE, LABEL_SERVING, claimKey, leaderWorkerSetName, servingLabel, workloadKey } from './names.js';
 import {
   ENGINE_CONTAINER,
   ENGINE_PORT,
@@ -51,7 +51,7 @@ export function leaderWorkerSet(providerConfig: string, replica: Replica, engine
   const manifest = {
     apiVersion: 'leaderworkerset.x-k8s.io/v1',
     kind: 'LeaderWorkerSet',
-    metadata: { name: engineName(replica, engine), namespace: REMOTE_NAMESPACE },
+    metadata: { name: leaderWorkerSetName(replica, engine), namespace: REMOTE_NAMESPACE },
     spec: {
       replicas: engine.copies,
       leaderWorkerTemplate: { size: 1 + (worker.workerNodes ?? DEFAULT_WORKER_NODES), leaderTemplate, workerTemplate },

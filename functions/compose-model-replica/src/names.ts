@@ -32,6 +32,23 @@ export function engineName(replica: Replica, engine: Engine): string {
   return childName(replica.name, engine.name);
 }
 
+/**
+ * A Service's name must be a DNS-1035 label, which starts with a letter; a
+ * replica name may start with a digit (a DNS-1123 label). Upstream composes
+ * such a Service name anyway, and Kubernetes refuses it, so no such Service
+ * exists to take over: a name that doesn't start with a letter gets one in
+ * front ("mr-", for ModelReplica), hashed to fit 63 characters. A name that
+ * does is left exactly as upstream has it.
+ */
+export function serviceSafe(name: string): string {
+  return /^[a-z]/.test(name) ? name : childName('mr', name);
+}
+
+/** A gang's LeaderWorkerSet: its controller creates a headless Service of the same name, so it must be Service-safe. */
+export function leaderWorkerSetName(replica: Replica, engine: Engine): string {
+  return serviceSafe(engineName(replica, engine));
+}
+
 /** `standalone`, `leader` or `worker`: one member per role in an engine, so it tells members apart. */
 export function memberRole(member: Member): string {
   return member.role.toLowerCase();
@@ -83,9 +100,14 @@ export function routeName(replica: Replica): string {
 export function poolName(replica: Replica): string {
   return routingName(replica, 'pool');
 }
-/** The endpoint picker's ServiceAccount, Role, RoleBinding, ConfigMap, Deployment and Service. */
+/** The endpoint picker's ServiceAccount, Role, RoleBinding, ConfigMap and Deployment. */
 export function eppName(replica: Replica): string {
   return routingName(replica, 'epp');
+}
+
+/** The endpoint picker's Service, which the InferencePool names: eppName, Service-safe. */
+export function eppServiceName(replica: Replica): string {
+  return serviceSafe(eppName(replica));
 }
 
 /** Every engine's workload key, in engine order: the replica serves only when all of them do. */

@@ -16,7 +16,7 @@ import {
   type JsonObject,
 } from '#lib';
 import type { Composed } from './composed.js';
-import { EPP_KEYS, LABEL_SERVING, POOL_KEY, ROUTE_KEY, eppName, poolName, routeName, servingLabel } from './names.js';
+import { EPP_KEYS, LABEL_SERVING, POOL_KEY, ROUTE_KEY, eppName, eppServiceName, poolName, routeName, servingLabel } from './names.js';
 import { ENGINE_PORT } from './pod.js';
 import { servingMember, type Replica } from './spec.js';
 
@@ -123,7 +123,7 @@ export function unifiedRouting(providerConfig: string, replica: Replica, gateway
   const firstEngine = replica.spec.engines[0]!;
   const config = unifiedEppConfig(kvBlockSize(servingMember(firstEngine).container.args ?? []));
   const plain = (manifest: JsonObject): JsonObject => remoteObject({ providerConfig, readiness: SUCCESSFUL_CREATE, manifest });
-  const epp = eppName(replica);
+  const eppService = eppServiceName(replica);
   const pool = poolName(replica);
   const meta = (name: string): JsonObject => ({ name, namespace: REMOTE_NAMESPACE });
 
@@ -138,7 +138,7 @@ export function unifiedRouting(providerConfig: string, replica: Replica, gateway
           selector: { matchLabels: { [LABEL_SERVING]: servingLabel(replica) } },
           targetPorts: [{ number: ENGINE_PORT }],
           // FailOpen: if the picker is down, the gateway still reaches a pod.
-          endpointPickerRef: { name: epp, port: { number: EPP_GRPC_PORT }, failureMode: 'FailOpen' },
+          endpointPickerRef: { name: eppService, port: { number: EPP_GRPC_PORT }, failureMode: 'FailOpen' },
         },
       }),
     ],
@@ -244,7 +244,7 @@ function endpointPicker(providerConfig: string, replica: Replica, config: string
       plain({
         apiVersion: 'v1',
         kind: 'Service',
-        metadata: { ...meta },
+        metadata: { name: eppServiceName(replica), namespace: REMOTE_NAMESPACE },
         spec: {
           selector: { app: epp },
           ports: [{ name: 'grpc-ext-proc', port: EPP_GRPC_PORT, targetPort: EPP_GRPC_PORT, appProtocol: 'http2' }],

@@ -13,6 +13,7 @@ import {
   oneOf,
   optional,
   record,
+  refine,
   string,
   type Composite,
   type Parser,
@@ -118,6 +119,48 @@ const ENGINE_CONTAINER = 'engine';
  * would leave the workload unappliable on the cluster, so it is refused here.
  */
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+/** A label or annotation key: an optional DNS-subdomain prefix and "/", then a name of at most 63 characters. */
+const QUALIFIED_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const MAX_KEY_PREFIX = 253;
+const MAX_ANNOTATION_VALUE = 8192;
+/** Modelplane's own labels (serving, workload, pool, role) are set by this function; a member may not set any. */
+const RESERVED_LABEL_PREFIX = 'modelplane.ai/';
+
+/**
+ * The keys of a member's pod labels or annotations, held to the XRD's rules:
+ * Kubernetes refuses a pod template with any other, so a replica that got
+ * past admission would leave its workload unappliable on the cluster.
+ */
+function checkKeys(map: Record<string, string>, field: string, what: 'labels' | 'annotations'): void {
+  for (const key of Object.keys(map)) {
+    const at = `${field}.${key}`;
+    if (!QUALIFIED_KEY.test(key)) {
+      throw new InputError(at, `must be a valid Kubernetes ${what === 'labels' ? 'label' : 'annotation'} key ([prefix/]name)`);
+    }
+    if (key.split('/')[0]!.length > MAX_KEY_PREFIX) throw new InputError(at, `must have a prefix of at most ${MAX_KEY_PREFIX} characters`);
+    if (what === 'labels' && key.startsWith(RESERVED_LABEL_PREFIX)) {
+      throw new InputError(at, `must not use the reserved ${RESERVED_LABEL_PREFIX} prefix: Modelplane sets those labels itself`);
+    }
+  }
+}
+
+const podLabels: Parser<Record<string, string>> = refine(
+  record(string({ minLength: 0, maxLength: 63, pattern: LABEL_VALUE, patternHint: 'a Kubernetes label value' }), {
+    maxProperties: MAX_METADATA_ENTRIES,
+  }),
+  (value, field) => {
+    checkKeys(value, field, 'labels');
+    return undefined;
+  },
+);
+
+const podAnnotations: Parser<Record<string, string>> = refine(
+  record(string({ minLength: 0, maxLength: MAX_ANNOTATION_VALUE }), { maxProperties: MAX_METADATA_ENTRIES }),
+  (value, field) => {
+    checkKeys(value, field, 'annotations');
+    return undefined;
+  },
+);
 
 const keyRef = object({ name: string(), key: string(), optional: optional(boolean()) });
 
@@ -188,8 +231,8 @@ const member: Parser<Member> = (value, field) => {
     template: object({
       metadata: optional(
         object({
-          labels: optional(record(string({ minLength: 0, maxLength: 63 }), { maxProperties: MAX_METADATA_ENTRIES })),
-          annotations: optional(record(string({ minLength: 0 }), { maxProperties: MAX_METADATA_ENTRIES })),
+          labels: optional(podLabels),
+          annotations: optional(podAnnotations),
         }),
       ),
       spec: object({

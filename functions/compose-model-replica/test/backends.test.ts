@@ -241,6 +241,40 @@ describe('pod metadata', () => {
     });
   });
 
+  // Found by the hardening fuzzer: these passed straight into the pod template, which Kubernetes then refused.
+  it.each<[string, { labels?: Record<string, string>; annotations?: Record<string, string> }, string]>([
+    [
+      'a label key with a space',
+      { labels: { 'bad key': 'v' } },
+      'spec.engines[0].members[0].template.metadata.labels.bad key must be a valid Kubernetes label key',
+    ],
+    [
+      'a label value with a "!"',
+      { labels: { team: 'bad!' } },
+      'spec.engines[0].members[0].template.metadata.labels.team must be a Kubernetes label value',
+    ],
+    [
+      'a label under the reserved prefix',
+      { labels: { 'modelplane.ai/serving': 'hijack' } },
+      'spec.engines[0].members[0].template.metadata.labels.modelplane.ai/serving must not use the reserved modelplane.ai/ prefix',
+    ],
+    [
+      'an annotation key whose prefix is no DNS subdomain',
+      { annotations: { 'Not_A.Domain/key': 'v' } },
+      'spec.engines[0].members[0].template.metadata.annotations.Not_A.Domain/key must be a valid Kubernetes annotation key',
+    ],
+    [
+      'an annotation value over 8192 characters',
+      { annotations: { 'example.com/big': 'x'.repeat(8193) } },
+      'spec.engines[0].members[0].template.metadata.annotations.example.com/big must be at most 8192 characters',
+    ],
+  ])('refuses %s, as the XRD does, with a Fatal result naming it', async (_case, metadata, message) => {
+    const rsp = await compose({ engines: [standaloneEngine('main', metadata)] });
+    expect(rsp.results).toHaveLength(1);
+    expect(rsp.results[0]).toMatchObject({ severity: 'SEVERITY_FATAL' });
+    expect(rsp.results[0]!.message).toContain(message);
+  });
+
   it('worker without metadata composes none', async () => {
     expect(lwsTemplate(await compose({ engines: [GANG] }), 'workerTemplate')).not.toHaveProperty('metadata');
   });

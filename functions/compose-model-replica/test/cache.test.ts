@@ -491,6 +491,17 @@ describe('a cache that flaps never tears down a serving model', () => {
     expect(rsp.desired?.resources['model-serving-main']?.ready).toBe('READY_UNSPECIFIED');
   });
 
+  // Found by the hardening determinism test: Crossplane sends observed resources in any order.
+  it('keeps them in the same order however the observed resources arrive', async () => {
+    const observed = observeAll(await composeWith([readyEntry(HF)]));
+    const reversed = Object.fromEntries(Object.entries(observed).reverse());
+    const keys = async (resources: typeof observed) =>
+      Object.keys(desiredResources(await composeWith([entry('cluster-a', 'Hydrating')], {}, resources)));
+    const inOrder = await keys(observed);
+    expect(await keys(reversed)).toEqual(inOrder);
+    expect(inOrder).toEqual([...inOrder].sort());
+  });
+
   it('a resource composed but not yet observed is not kept (nothing exists to protect)', async () => {
     const serving = await composeWith([readyEntry(HF)]);
     const observed = observeAll(serving);

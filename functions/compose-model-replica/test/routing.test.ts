@@ -132,6 +132,27 @@ describe('unified routing', () => {
     expect(at(manifest(rsp, 'model-route'), 'metadata', 'name')).toBe(name);
   });
 
+  // Found by the hardening fuzzer: "7b-chat-…" is a valid replica name, and "7b-chat-…-epp" a Service name Kubernetes refuses.
+  it('a replica name starting with a digit gets Services named with a letter first; everything else keeps upstream’s names', async () => {
+    const name = '7b-chat';
+    const rsp = await run(requestFor({ xr: replica({ name, engines: [gangEngine('main')] }), cluster: cluster() }));
+    const service = at(manifest(rsp, 'epp-service'), 'metadata', 'name') as string;
+    expect(service).toMatch(/^mr-7b-chat-epp-[0-9a-f]{5}$/);
+    expect(at(manifest(rsp, 'inference-pool'), 'spec', 'endpointPickerRef', 'name')).toBe(service);
+    // A LeaderWorkerSet's controller makes a headless Service of the set's own name.
+    expect(at(manifest(rsp, 'model-serving-main'), 'metadata', 'name')).toMatch(/^mr-7b-chat-main-[0-9a-f]{5}-[0-9a-f]{5}$/);
+    for (const key of ['epp', 'epp-config', 'epp-role', 'epp-rolebinding', 'epp-serviceaccount']) {
+      expect(at(manifest(rsp, key), 'metadata', 'name'), key).toBe('7b-chat-epp');
+    }
+    expect(at(manifest(rsp, 'inference-pool'), 'metadata', 'name')).toBe('7b-chat-pool');
+    expect(at(manifest(rsp, 'model-route'), 'metadata', 'name')).toBe(name);
+  });
+
+  it('a Standalone engine’s Deployment keeps upstream’s name even when the replica’s starts with a digit (no Service is named after it)', async () => {
+    const rsp = await run(requestFor({ xr: replica({ name: '7b-chat' }), cluster: cluster() }));
+    expect(at(manifest(rsp, 'model-serving-main'), 'metadata', 'name')).toMatch(/^7b-chat-main-[0-9a-f]{5}$/);
+  });
+
   it('a replica name that fits keeps upstream’s plain names, up to the last character', async () => {
     const name = 'b'.repeat(58); // `-pool` makes 63
     const rsp = await run(requestFor({ xr: replica({ name }), cluster: cluster() }));

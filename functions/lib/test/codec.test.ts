@@ -118,6 +118,33 @@ function randomResponse(seed: number): RunFunctionResponse {
   });
 }
 
+/** A copy of a JSON value with every object's keys in the order `order` gives. */
+function reordered(value: unknown, order: (keys: string[]) => string[]): unknown {
+  if (Array.isArray(value)) return value.map((item: unknown) => reordered(item, order));
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of order(Object.keys(value))) out[key] = reordered((value as Record<string, unknown>)[key], order);
+  return out;
+}
+
+/** The response with the keys of every Struct in it (resources, context) reordered; messages and maps as they were. */
+function withStructKeys(rsp: RunFunctionResponse, order: (keys: string[]) => string[]): RunFunctionResponse {
+  const struct = (value: Record<string, unknown> | undefined) => value && (reordered(value, order) as Record<string, unknown>);
+  const desired = rsp.desired;
+  return {
+    ...rsp,
+    context: struct(rsp.context),
+    desired: desired && {
+      composite: desired.composite && { ...desired.composite, resource: struct(desired.composite.resource) },
+      resources: Object.fromEntries(Object.entries(desired.resources).map(([key, r]) => [key, { ...r, resource: struct(r.resource) }])),
+    },
+  };
+}
+
+function withSortedStructs(rsp: RunFunctionResponse): RunFunctionResponse {
+  return withStructKeys(rsp, (keys) => [...keys].sort());
+}
+
 describe('decodeRequest', () => {
   it.each(Array.from({ length: 60 }, (_, i) => i))('reads what the generated codec reads (seed %i)', (seed) => {
     const bytes = RunFunctionRequest.encode(randomRequest(seed)).finish();
@@ -170,9 +197,19 @@ describe('encodeResponse', () => {
     expect(RunFunctionResponse.decode(encodeResponse(rsp))).toEqual(RunFunctionResponse.decode(RunFunctionResponse.encode(rsp).finish()));
   });
 
-  it.each(Array.from({ length: 20 }, (_, i) => i))('writes the same bytes as the generated codec (seed %i)', (seed) => {
+  it.each(Array.from({ length: 20 }, (_, i) => i))(
+    'writes the same bytes as the generated codec, Struct keys in byte order (seed %i)',
+    (seed) => {
+      const rsp = randomResponse(seed);
+      const sorted = withSortedStructs(rsp);
+      expect(encodeResponse(rsp).toString('hex')).toBe(Buffer.from(RunFunctionResponse.encode(sorted).finish()).toString('hex'));
+    },
+  );
+
+  it.each(Array.from({ length: 20 }, (_, i) => i))('writes the same bytes whatever order a Struct’s keys were set in (seed %i)', (seed) => {
     const rsp = randomResponse(seed);
-    expect(encodeResponse(rsp).toString('hex')).toBe(Buffer.from(RunFunctionResponse.encode(rsp).finish()).toString('hex'));
+    const reversed = withStructKeys(rsp, (keys) => [...keys].reverse());
+    expect(encodeResponse(reversed).equals(encodeResponse(rsp))).toBe(true);
   });
 
   it('leaves out undefined and non-finite numbers, and sends large bodies intact', () => {

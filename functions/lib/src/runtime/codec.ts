@@ -518,8 +518,16 @@ function varintSize(value: number): number {
   return size;
 }
 
+/**
+ * Struct fields go out in byte order of their keys, not in the order the
+ * object was built or the request listed them: Crossplane (Go) sends map
+ * entries in random order, and anything a function copies from a request
+ * would otherwise carry that order into the response. Sorted, the same
+ * request always gets the same bytes, whatever order its maps arrived in.
+ * (A Struct is a map: the order means nothing to a reader.)
+ */
 function writeStruct(w: Writer, object: Record<string, unknown>): void {
-  for (const key of Object.keys(object)) {
+  for (const key of Object.keys(object).sort()) {
     const value = object[key];
     if (!isEncodable(value)) continue;
     const entry = w.begin(1);

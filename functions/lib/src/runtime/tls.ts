@@ -2,6 +2,7 @@
 // package manager mounts, and a client certificate required and checked
 // against that CA (a client without one, or from another CA, is refused).
 
+import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -12,20 +13,55 @@ export class TlsError extends Error {
 
 export const TLS_FILES = { ca: 'ca.crt', cert: 'tls.crt', key: 'tls.key' } as const;
 
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/**
+ * Every certificate in a PEM file. A file with none (empty, or not PEM) is
+ * refused here: gRPC would take an unusable ca.crt without a word and then
+ * refuse every client, a server that starts and can never be called.
+ */
+function certificatesIn(pem: Buffer, path: string): X509Certificate[] {
+  const blocks = pem.toString('utf8').match(PEM_CERTIFICATE) ?? [];
+  if (blocks.length === 0) throw new TlsError(`${path} holds no PEM certificate`);
+  return blocks.map((block) => {
+    try {
+      return new X509Certificate(block);
+    } catch (error) {
+      throw new TlsError(`${path} holds a certificate that can't be read: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  });
+}
+
+function privateKeyIn(pem: Buffer, path: string): KeyObject {
+  try {
+    return createPrivateKey(pem);
+  } catch (error) {
+    throw new TlsError(`${path} holds no private key that can be read: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
 export function serverCredentials(options: { insecure: boolean; certsDir: string }): grpc.ServerCredentials {
   if (options.insecure) return grpc.ServerCredentials.createInsecure();
+  const path = (file: string): string => join(options.certsDir, file);
   const read = (file: string): Buffer => {
-    const path = join(options.certsDir, file);
     try {
-      return readFileSync(path);
+      return readFileSync(path(file));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code ?? String(error);
-      throw new TlsError(`cannot read ${path} (${code}); mount the certificates there, set --tls-server-certs-dir, or run with --insecure`);
+      throw new TlsError(
+        `cannot read ${path(file)} (${code}); mount the certificates there, set --tls-server-certs-dir, or run with --insecure`,
+      );
     }
   };
   const ca = read(TLS_FILES.ca);
   const cert = read(TLS_FILES.cert);
   const key = read(TLS_FILES.key);
+  // Checked here, so a bad file is named at start-up rather than found by the first client (or never).
+  certificatesIn(ca, path(TLS_FILES.ca));
+  const [leaf] = certificatesIn(cert, path(TLS_FILES.cert));
+  if (!leaf!.checkPrivateKey(privateKeyIn(key, path(TLS_FILES.key)))) {
+    throw new TlsError(`${path(TLS_FILES.key)} is not the key of the certificate in ${path(TLS_FILES.cert)}`);
+  }
   try {
     return grpc.ServerCredentials.createSsl(ca, [{ cert_chain: cert, private_key: key }], true);
   } catch (error) {

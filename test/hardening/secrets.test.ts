@@ -1,0 +1,293 @@
+// Secret hygiene: with a token in the auth Secret, the token, raw or base64,
+// appears in no response field except the workload Secret's `data`
+// (compose-model-cache-hydration's `auth` Object), in no event or condition,
+// and in no log line at any level (the servers run with --debug). Every
+// function, every lifecycle stage where a token exists, Fatal paths included.
+// A second value in the same Secret, under a key nobody asked for, appears
+// nowhere at all.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JsonObject } from '#lib';
+import {
+  FUNCTION_NAMES,
+  functionClient,
+  parseLine,
+  type FunctionClient,
+  type FunctionName,
+  type RunningServer,
+  type TestRequest,
+  type TestResponse,
+  startServer,
+} from '#testing';
+import { legacyObjects, seedsFor } from './support/seeds.js';
+
+const TOKEN = 'hf_HardeningTokenValue_5Jq9xWz2';
+const TOKEN_B64 = Buffer.from(TOKEN).toString('base64');
+const OTHER = 'another-secret-nobody-asked-for';
+const OTHER_B64 = Buffer.from(OTHER).toString('base64');
+/** The placeholder token of the examples, replaced everywhere by ours. */
+const EXAMPLE_TOKEN_B64 = 'aGYtdG9rZW4tdmFsdWU=';
+const FORBIDDEN = [TOKEN, TOKEN_B64, OTHER, OTHER_B64];
+
+const servers = new Map<FunctionName, RunningServer>();
+const clients = new Map<FunctionName, FunctionClient>();
+
+beforeAll(async () => {
+  for (const name of FUNCTION_NAMES) {
+    const server = await startServer(name, { args: ['--debug'] });
+    servers.set(name, server);
+    clients.set(name, functionClient(server.address));
+  }
+});
+
+afterAll(async () => {
+  for (const client of clients.values()) client.close();
+  for (const server of servers.values()) await server.stop();
+});
+
+/** The request with our token in place of the examples', and a second value beside it in every token Secret. */
+function withToken(req: TestRequest): TestRequest {
+  const text = JSON.stringify(req).replaceAll(EXAMPLE_TOKEN_B64, TOKEN_B64);
+  const out = JSON.parse(text) as TestRequest;
+  for (const set of Object.values(out.requiredResources ?? {})) {
+    for (const item of set.items) {
+      if (item.resource['kind'] === 'Secret') (item.resource['data'] as JsonObject)['OTHER'] = OTHER_B64;
+    }
+  }
+  return out;
+}
+
+function tokenSecret(data: JsonObject = { HF_TOKEN: TOKEN_B64, OTHER: OTHER_B64 }): JsonObject {
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'hf-token', namespace: 'ml-team' }, type: 'Opaque', data };
+}
+
+async function seed(name: FunctionName, stage: string): Promise<TestRequest> {
+  const found = (await seedsFor(name)).find((s) => s.name === stage);
+  if (!found) throw new Error(`no seed ${stage} for ${name}`);
+  return withToken(found.request);
+}
+
+const xrSpec = (req: TestRequest): JsonObject => req.observed!.composite!.resource['spec'] as JsonObject;
+
+/**
+ * Where the token may be: the `data` of the workload Secret the hydration
+ * composes (key `auth`), and nowhere else. Returns the response without it,
+ * and what it held.
+ */
+function withoutWorkloadSecretData(rsp: TestResponse): { rest: TestResponse; data: JsonObject | undefined } {
+  const rest = structuredClone(rsp);
+  const auth = rest.desired?.resources['auth']?.resource;
+  const manifest = ((auth?.['spec'] as JsonObject | undefined)?.['forProvider'] as JsonObject | undefined)?.['manifest'] as
+    JsonObject | undefined;
+  if (manifest?.['kind'] !== 'Secret') return { rest, data: undefined };
+  const data = manifest['data'] as JsonObject | undefined;
+  delete manifest['data'];
+  return { rest, data };
+}
+
+interface Case {
+  name: string;
+  request: () => Promise<TestRequest>;
+  /** The workload Secret carries the token (and only it). */
+  workloadSecret: boolean;
+  fatal?: boolean;
+}
+
+const HYDRATION = 'compose-model-cache-hydration';
+const CACHE = 'compose-model-cache';
+const REPLICA = 'compose-model-replica';
+
+const CASES: Record<FunctionName, Case[]> = {
+  [HYDRATION]: [
+    { name: 'first compose: the Secret and the Job', request: () => seed(HYDRATION, 'huggingface-first-compose'), workloadSecret: true },
+    {
+      name: 'hydrating: the Secret observed with the token',
+      request: () => seed(HYDRATION, 'huggingface-hydrating'),
+      workloadSecret: true,
+    },
+    { name: 'failed', request: () => seed(HYDRATION, 'huggingface-failed'), workloadSecret: true },
+    { name: 'ready: the Secret is dropped', request: () => seed(HYDRATION, 'huggingface-ready'), workloadSecret: false },
+    {
+      name: 'hold, cluster gone: the observed Secret kept as it is',
+      request: () => seed(HYDRATION, 'huggingface-hydrating-cluster-gone'),
+      workloadSecret: true,
+    },
+    {
+      name: 'hold, cluster not provisioned',
+      request: async () => {
+        const req = await seed(HYDRATION, 'huggingface-hydrating');
+        delete (req.requiredResources!['cluster']!.items[0]!.resource['status'] as JsonObject)['providerConfigRef'];
+        return req;
+      },
+      workloadSecret: true,
+    },
+    {
+      name: 'hold, no ReadWriteMany class',
+      request: async () => {
+        const req = await seed(HYDRATION, 'huggingface-hydrating');
+        delete (req.requiredResources!['cluster']!.items[0]!.resource['status'] as JsonObject)['cache'];
+        return req;
+      },
+      workloadSecret: true,
+    },
+    {
+      name: 'the key asked for is missing: the other value goes nowhere',
+      request: async () => {
+        const req = await seed(HYDRATION, 'huggingface-first-compose');
+        req.requiredResources!['auth-secret'] = { items: [{ resource: tokenSecret({ OTHER: OTHER_B64, ALSO: TOKEN_B64 }) }] };
+        return req;
+      },
+      workloadSecret: false,
+    },
+    {
+      name: 'a key of the user’s choosing',
+      request: async () => {
+        const req = await seed(HYDRATION, 'huggingface-first-compose');
+        (xrSpec(req)['authSecret'] as JsonObject)['key'] = 'MY_TOKEN';
+        req.requiredResources!['auth-secret'] = { items: [{ resource: tokenSecret({ MY_TOKEN: TOKEN_B64, HF_TOKEN: OTHER_B64 }) }] };
+        return req;
+      },
+      workloadSecret: true,
+    },
+    {
+      name: 'Fatal: a bad spec with the token present',
+      request: async () => {
+        const req = await seed(HYDRATION, 'huggingface-hydrating');
+        (xrSpec(req)['huggingFace'] as JsonObject)['sizeGiB'] = -1;
+        return req;
+      },
+      workloadSecret: false,
+      fatal: true,
+    },
+    {
+      name: 'Fatal: a Secret in another namespace',
+      request: async () => {
+        const req = await seed(HYDRATION, 'huggingface-first-compose');
+        (xrSpec(req)['authSecret'] as JsonObject)['namespace'] = 'other-team';
+        return req;
+      },
+      workloadSecret: false,
+      fatal: true,
+    },
+    {
+      name: 'the Secret sent where the cluster should be',
+      request: async () => {
+        const req = await seed(HYDRATION, 'huggingface-first-compose');
+        req.requiredResources!['cluster'] = { items: [{ resource: tokenSecret() }] };
+        return req;
+      },
+      workloadSecret: false,
+    },
+  ],
+  [CACHE]: [
+    {
+      name: 'upgrade: the single-function token Secret observed, re-desired without its data',
+      request: () => seed(CACHE, 'upgrade-legacy-with-delete'),
+      workloadSecret: false,
+    },
+    { name: 'upgrade: handed over', request: () => seed(CACHE, 'upgrade-legacy-without-delete'), workloadSecret: false },
+    {
+      name: 'upgrade held: the cluster no longer provisioned',
+      request: async () => {
+        const req = await seed(CACHE, 'upgrade-legacy-with-delete');
+        delete (req.requiredResources!['clusters']!.items[0]!.resource['status'] as JsonObject)['providerConfigRef'];
+        return req;
+      },
+      workloadSecret: false,
+    },
+    {
+      name: 'Fatal: a bad spec while upgrading',
+      request: async () => {
+        const req = await seed(CACHE, 'upgrade-legacy-with-delete');
+        xrSpec(req)['source'] = 'S3';
+        return req;
+      },
+      workloadSecret: false,
+      fatal: true,
+    },
+    {
+      name: 'a Secret among the clusters and the replicas',
+      request: async () => {
+        const req = await seed(CACHE, 'ready');
+        req.requiredResources!['clusters']!.items.push({ resource: tokenSecret() });
+        req.requiredResources!['replicas']!.items.push({ resource: tokenSecret() });
+        return req;
+      },
+      workloadSecret: false,
+    },
+  ],
+  [REPLICA]: [
+    {
+      name: 'a Secret sent as the cluster',
+      request: async () => {
+        const req = await seed(REPLICA, 'cache-ready');
+        req.requiredResources!['cluster'] = { items: [{ resource: tokenSecret() }] };
+        return req;
+      },
+      workloadSecret: false,
+    },
+    {
+      name: 'a Secret sent as the cache, while serving',
+      request: async () => {
+        const req = await seed(REPLICA, 'cache-ready-serving');
+        req.requiredResources!['cache'] = { items: [{ resource: tokenSecret() }] };
+        return req;
+      },
+      workloadSecret: false,
+    },
+    {
+      name: 'Fatal: a bad spec with a Secret in a requirement',
+      request: async () => {
+        const req = await seed(REPLICA, 'cache-ready');
+        xrSpec(req)['engines'] = 'none';
+        req.requiredResources!['cache'] = { items: [{ resource: tokenSecret() }] };
+        return req;
+      },
+      workloadSecret: false,
+      fatal: true,
+    },
+  ],
+};
+
+describe.each(FUNCTION_NAMES)('%s', (name) => {
+  it.each(CASES[name])('$name', async ({ request, workloadSecret, fatal }) => {
+    const req = await request();
+    // The request really carries the token, or the test proves nothing.
+    expect(JSON.stringify(req)).toContain(TOKEN_B64);
+    const rsp = await clients.get(name)!.run(req);
+    expect(rsp.results.some((r) => r.severity === 'SEVERITY_FATAL')).toBe(fatal === true);
+
+    const { rest, data } = withoutWorkloadSecretData(rsp);
+    const everywhereElse = JSON.stringify(rest);
+    for (const secret of FORBIDDEN) expect(everywhereElse).not.toContain(secret);
+    if (workloadSecret) {
+      // Verbatim, and only the key asked for: the other value never leaves the control plane.
+      expect(Object.values(data ?? {})).toEqual([TOKEN_B64]);
+    } else {
+      expect(data).toBeUndefined();
+    }
+  });
+});
+
+describe('the logs', () => {
+  // Runs after every call above (a file's tests run in order).
+  it('hold no secret in any line, at any level (the servers ran with --debug)', async () => {
+    const logs: string[] = [];
+    for (const server of servers.values()) {
+      // Stopped, so every line the server wrote has arrived.
+      await server.stop();
+      logs.push(...server.lines, server.stderr());
+    }
+    // Only worth something if the servers logged at debug level, about these very calls.
+    expect(logs.some((line) => parseLine(line)?.['level'] === 'debug')).toBe(true);
+    expect(logs.filter((line) => parseLine(line)?.['msg'] === 'RunFunction').length).toBeGreaterThanOrEqual(20);
+    for (const secret of FORBIDDEN) expect(logs.filter((line) => line.includes(secret))).toEqual([]);
+  });
+});
+
+describe('the fixtures', () => {
+  it('the single-function layout really holds the token it must not copy', () => {
+    const auth = legacyObjects('cluster-a')['auth-cluster-a']!.resource;
+    expect(JSON.stringify(auth)).toContain(EXAMPLE_TOKEN_B64);
+  });
+});

@@ -1,0 +1,265 @@
+// What every answer must hold, whatever the request: the checks the fuzzer
+// (and the other hardening tests) apply to each response.
+
+import type { JsonObject, RunFunctionResponse } from '#lib';
+import { manifestOf, type FunctionName, type TestRequest, type TestResponse } from '#testing';
+
+export interface Violation {
+  kind: string;
+  detail: string;
+}
+
+/**
+ * What a Fatal result's message starts with: the field it is about. The
+ * functions throw InputError(field, problem), whose message is "<field>
+ * <problem>"; the runtime's own catch-all ("<function> failed: ...") is an
+ * internal error, never this.
+ */
+export const NAMES_A_FIELD = /^(?:(?:spec|metadata|status)(?:[.[]\S*)?|observed composite resource|InferenceCluster \S+ spec\.\w+) \S/;
+
+// Kubernetes' name rules.
+const DNS_1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * Kinds whose name Kubernetes uses as a Service name (a DNS-1035 label:
+ * starts with a letter): a Service, and a LeaderWorkerSet, whose controller
+ * creates a headless Service of its own name.
+ */
+const SERVICE_NAMED_KINDS = new Set(['Service', 'LeaderWorkerSet']);
+
+/** Every path in a value that holds null, NaN or ±Infinity. */
+export function nullsAndNaNs(value: unknown, path = ''): string[] {
+  if (value === null) return [path || '(root)'];
+  if (typeof value === 'number' && !Number.isFinite(value)) return [`${path || '(root)'} (${String(value)})`];
+  if (Array.isArray(value)) return value.flatMap((item, i) => nullsAndNaNs(item, `${path}[${i}]`));
+  if (typeof value === 'object' && value !== undefined) {
+    const out: string[] = [];
+    for (const key of Object.keys(value)) {
+      const child = (value as Record<string, unknown>)[key];
+      // undefined is "unset" in JS and never reaches the wire.
+      if (child !== undefined) out.push(...nullsAndNaNs(child, path ? `${path}.${key}` : key));
+    }
+    return out;
+  }
+  return [];
+}
+
+function stringAt(value: unknown, ...path: string[]): string | undefined {
+  let node = value;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return typeof node === 'string' ? node : undefined;
+}
+
+function managementPolicies(object: JsonObject): string[] {
+  const spec = object['spec'];
+  if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) return [];
+  const policies = spec['managementPolicies'];
+  return Array.isArray(policies) ? policies.filter((p): p is string => typeof p === 'string') : [];
+}
+
+function nameProblem(name: string, rule: 'label' | 'service' | 'subdomain'): string | undefined {
+  if (rule === 'subdomain') return name.length <= 253 && DNS_1123_SUBDOMAIN.test(name) ? undefined : 'not a DNS subdomain';
+  if (name.length > 63) return `${name.length} characters, over 63`;
+  if (rule === 'service') return DNS_1035_LABEL.test(name) ? undefined : 'not a DNS-1035 label (a Service name starts with a letter)';
+  return DNS_1123_LABEL.test(name) ? undefined : 'not a DNS label';
+}
+
+/**
+ * Names in desired state that Kubernetes would refuse. Everything we create
+ * is named as a DNS label of at most 63 characters (a DNS-1035 label where
+ * it names a Service); an observe-only Object names something that exists,
+ * so it need only be a valid name. A name that is exactly what was observed
+ * under the same key is what exists, kept as it is: not ours to judge again.
+ */
+export function badNames(req: TestRequest, resources: Record<string, JsonObject>): Violation[] {
+  const out: Violation[] = [];
+  for (const [key, object] of Object.entries(resources)) {
+    const observed = req.observed?.resources?.[key]?.resource;
+    const own = stringAt(object, 'metadata', 'name');
+    if (own !== undefined && own !== stringAt(observed, 'metadata', 'name')) {
+      const problem = nameProblem(own, 'label');
+      if (problem) out.push({ kind: 'bad-name', detail: `${key}: metadata.name ${JSON.stringify(own.slice(0, 80))}: ${problem}` });
+    }
+    const manifest = manifestOf(object);
+    const remote = stringAt(manifest, 'metadata', 'name');
+    if (remote === undefined || remote === stringAt(observed, 'spec', 'forProvider', 'manifest', 'metadata', 'name')) continue;
+    const kind = typeof manifest['kind'] === 'string' ? manifest['kind'] : '';
+    const policies = managementPolicies(object);
+    const observeOnly = policies.length === 1 && policies[0] === 'Observe';
+    const rule = observeOnly ? 'subdomain' : SERVICE_NAMED_KINDS.has(kind) ? 'service' : 'label';
+    const problem = nameProblem(remote, rule);
+    if (problem) out.push({ kind: 'bad-name', detail: `${key}: ${kind} ${JSON.stringify(remote.slice(0, 80))}: ${problem}` });
+  }
+  return out;
+}
+
+// Kubernetes' label and annotation rules: a key is [prefix/]name, the prefix a
+// DNS subdomain, the name 63 characters of alphanumerics, "-", "_" and "."
+// between alphanumerics; a label value the same, and may be empty.
+const QUALIFIED_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+
+function keyProblem(key: string): string | undefined {
+  const slash = key.lastIndexOf('/');
+  const prefix = slash < 0 ? undefined : key.slice(0, slash);
+  const name = slash < 0 ? key : key.slice(slash + 1);
+  if (prefix !== undefined && (prefix.length > 253 || !DNS_1123_SUBDOMAIN.test(prefix))) return 'its prefix is not a DNS subdomain';
+  return QUALIFIED_NAME.test(name) ? undefined : 'not a qualified name';
+}
+
+/** Maps whose keys (and, but for annotations, values) Kubernetes checks as labels. */
+const LABEL_MAPS = new Set(['labels', 'matchLabels', 'nodeSelector']);
+
+/** A value as a person reads it in a report, whatever it is. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.slice(0, 60));
+  try {
+    return (JSON.stringify(value) ?? typeof value).slice(0, 60);
+  } catch {
+    return typeof value;
+  }
+}
+
+/** The same path in another value, if it is there (for "was this observed so?"). */
+function same(other: unknown, path: readonly (string | number)[]): unknown {
+  let node = other;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object') return undefined;
+    if (!Object.hasOwn(node, key)) return undefined;
+    node = (node as Record<string | number, unknown>)[key];
+  }
+  return node;
+}
+
+/**
+ * Every bad label or annotation key (and label value) in `value`. One that
+ * `observed` holds at the same place, with the same value, is what was
+ * observed, kept as it is (a hold, the upgrade): not ours to judge again.
+ */
+function labelProblems(value: unknown, observed: unknown, label: string, path: (string | number)[], out: string[]): void {
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => {
+      labelProblems(item, observed, label, [...path, i], out);
+    });
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+    const at = [...path, key];
+    const isLabels = LABEL_MAPS.has(key);
+    if ((isLabels || key === 'annotations') && child !== null && typeof child === 'object' && !Array.isArray(child)) {
+      const before = same(observed, at);
+      for (const [name, entry] of Object.entries(child as Record<string, unknown>)) {
+        if (
+          before !== null &&
+          typeof before === 'object' &&
+          Object.hasOwn(before, name) &&
+          shown((before as Record<string, unknown>)[name]) === shown(entry)
+        ) {
+          continue;
+        }
+        const where = `${label}.${at.join('.')}`;
+        const problem = keyProblem(name);
+        if (problem) out.push(`${where} key ${JSON.stringify(name.slice(0, 60))}: ${problem}`);
+        if (isLabels && (typeof entry !== 'string' || entry.length > 63 || !LABEL_VALUE.test(entry))) {
+          out.push(`${where}[${JSON.stringify(name.slice(0, 60))}] ${shown(entry)}: not a label value`);
+        }
+      }
+      continue;
+    }
+    labelProblems(child, observed, label, at, out);
+  }
+}
+
+/** Labels, selectors and annotation keys Kubernetes would refuse, in what we compose (a child's metadata, a remote manifest). */
+export function badLabels(req: TestRequest, resources: Record<string, JsonObject>): Violation[] {
+  const out: Violation[] = [];
+  for (const [key, object] of Object.entries(resources)) {
+    const observed = req.observed?.resources?.[key]?.resource;
+    const problems: string[] = [];
+    if (object['kind'] === 'Object') {
+      labelProblems(manifestOf(object), observed === undefined ? undefined : manifestOf(observed), 'manifest', [], problems);
+    } else {
+      labelProblems({ metadata: object['metadata'] }, { metadata: observed?.['metadata'] }, key, [], problems);
+    }
+    for (const problem of problems.slice(0, 3)) out.push({ kind: 'bad-label', detail: `${key}: ${problem}` });
+  }
+  return out;
+}
+
+/** Checks on the handler's own answer, before the codec (which drops NaN and undefined on the way out) sees it. */
+export function checkHandlerOutput(rsp: RunFunctionResponse): Violation[] {
+  const out: Violation[] = [];
+  for (const [key, resource] of Object.entries(rsp.desired?.resources ?? {})) {
+    for (const path of nullsAndNaNs(resource.resource)) out.push({ kind: 'null-or-nan', detail: `desired ${key}: ${path}` });
+  }
+  for (const path of nullsAndNaNs(rsp.desired?.composite?.resource))
+    out.push({ kind: 'null-or-nan', detail: `desired composite: ${path}` });
+  return out;
+}
+
+export function fatalMessages(rsp: TestResponse): string[] {
+  return rsp.results.filter((r) => r.severity === 'SEVERITY_FATAL').map((r) => r.message);
+}
+
+/** Checks on the answer as it came over the wire. */
+export function checkResponse(name: FunctionName, req: TestRequest, rsp: TestResponse): Violation[] {
+  const out: Violation[] = [];
+  if (rsp.meta.tag !== (req.meta?.tag ?? ''))
+    out.push({ kind: 'tag', detail: `tag ${JSON.stringify(rsp.meta.tag.slice(0, 40))} not echoed` });
+  if (rsp.meta.ttl?.seconds !== 60) out.push({ kind: 'ttl', detail: `ttl ${JSON.stringify(rsp.meta.ttl)}` });
+  const fatal = fatalMessages(rsp);
+  for (const message of fatal) {
+    if (message.startsWith(`${name} failed:`)) out.push({ kind: 'internal-error', detail: message.slice(0, 300) });
+    else if (!NAMES_A_FIELD.test(message)) out.push({ kind: 'fatal-without-field', detail: message.slice(0, 300) });
+  }
+  const resources: Record<string, JsonObject> = {};
+  for (const [key, value] of Object.entries(rsp.desired?.resources ?? {})) resources[key] = value.resource;
+  for (const [key, resource] of Object.entries(resources)) {
+    for (const path of nullsAndNaNs(resource)) out.push({ kind: 'null-or-nan', detail: `desired ${key}: ${path}` });
+  }
+  for (const path of nullsAndNaNs(rsp.desired?.composite?.resource))
+    out.push({ kind: 'null-or-nan', detail: `desired composite: ${path}` });
+  out.push(...badNames(req, resources));
+  out.push(...badLabels(req, resources));
+  if (name === 'compose-model-cache-hydration') out.push(...unpinnedMount(rsp));
+  return out;
+}
+
+const PINNED = /@sha256:[0-9a-f]{64}$/;
+
+/**
+ * An OCI mount names the digest the reference resolved to, never a tag or a
+ * malformed digest: a moved tag must never change what a new pod serves.
+ */
+export function unpinnedMount(rsp: TestResponse): Violation[] {
+  const status = rsp.desired?.composite?.resource['status'];
+  const mount = status !== null && typeof status === 'object' && !Array.isArray(status) ? status['mount'] : undefined;
+  const volumes = mount !== null && typeof mount === 'object' && !Array.isArray(mount) ? mount['volumes'] : undefined;
+  const out: Violation[] = [];
+  for (const volume of Array.isArray(volumes) ? volumes : []) {
+    const image = stringAt(volume, 'image', 'reference');
+    const csi = stringAt(volume, 'csi', 'volumeAttributes', 'model.csi.modelpack.org/reference');
+    for (const reference of [image, csi]) {
+      if (reference !== undefined && !PINNED.test(reference)) {
+        out.push({ kind: 'unpinned-mount', detail: `status.mount names ${JSON.stringify(reference.slice(0, 120))}` });
+      }
+    }
+  }
+  return out;
+}
+
+/** Log lines that mean a bug: a handler threw something other than InputError, or a promise was dropped. */
+export function badLogLines(lines: readonly string[]): Violation[] {
+  const out: Violation[] = [];
+  for (const line of lines) {
+    if (line.includes('"msg":"handler failed"')) out.push({ kind: 'handler-failed-log', detail: line.slice(0, 400) });
+    else if (line.includes('"msg":"unhandled rejection"')) out.push({ kind: 'unhandled-rejection', detail: line.slice(0, 400) });
+  }
+  return out;
+}
