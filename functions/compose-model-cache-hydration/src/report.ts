@@ -3,6 +3,7 @@
 // events, and the composite's readiness.
 
 import {
+  DIGEST,
   desire,
   getString,
   isReady,
@@ -22,7 +23,6 @@ import {
   type RunFunctionResponse,
 } from '#lib';
 import type { Outcome, PreviousStatus } from './outcome.js';
-import { DIGEST } from './spec.js';
 
 /** The condition the parent and a person read: is the artifact usable on this cluster? */
 export const ARTIFACT_READY = 'ArtifactReady';
