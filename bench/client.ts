@@ -4,6 +4,10 @@
 //
 //   node bench/dist/client.js <address> <request.bin> latency <warmup> <calls>
 //   node bench/dist/client.js <address> <request.bin> throughput <clients> <seconds>
+//   node bench/dist/client.js <address>,<floor address> <request.bin> compare <warmup> <calls>
+//
+// compare sends calls to each server in turn, ten at a time, so a change in
+// the machine's load falls on both alike.
 
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
@@ -18,6 +22,9 @@ function channel(address: string): grpc.Client {
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
     'grpc.use_local_subchannel_pool': 1,
+    // Crossplane's Go client grows its receive window by bandwidth-delay estimation up to 16 MiB;
+    // grpc-js keeps HTTP/2's 64 KiB unless told, which would time window updates, not the server.
+    'grpc-node.flow_control_window': 16 * 1024 * 1024,
   });
 }
 
@@ -44,6 +51,34 @@ async function latency(address: string, request: Buffer, warmup: number, calls: 
   return { samples, responseBytes };
 }
 
+/**
+ * Calls go to each server in turn, a short run of BLOCK calls at a time: short,
+ * so whatever the machine does meanwhile falls on every server alike; a run,
+ * not single calls, so each server is measured busy, as in a tight loop, and
+ * not waking from idle for every call (a cost that would hide in both p50s
+ * alike and flatter the ratio).
+ */
+const BLOCK = 10;
+
+async function compare(addresses: string[], request: Buffer, warmup: number, calls: number): Promise<Record<string, unknown>> {
+  const clients = addresses.map(channel);
+  const samples: number[][] = addresses.map(() => []);
+  let responseBytes = 0;
+  for (const client of clients) for (let i = 0; i < warmup; i++) await call(client, request);
+  for (let done = 0; done < calls; done += BLOCK) {
+    for (const [index, client] of clients.entries()) {
+      for (let i = done; i < Math.min(calls, done + BLOCK); i++) {
+        const start = process.hrtime.bigint();
+        const bytes = await call(client, request);
+        samples[index]!.push(Number(process.hrtime.bigint() - start) / 1e6);
+        if (index === 0) responseBytes = bytes;
+      }
+    }
+  }
+  for (const client of clients) client.close();
+  return { samples, responseBytes };
+}
+
 async function throughput(address: string, request: Buffer, clients: number, seconds: number): Promise<Record<string, unknown>> {
   const channels = Array.from({ length: clients }, () => channel(address));
   await Promise.all(channels.map((c) => call(c, request)));
@@ -65,10 +100,21 @@ async function throughput(address: string, request: Buffer, clients: number, sec
 
 const [address, file, mode, a, b] = process.argv.slice(2);
 if (!address || !file || !mode || !a || !b) {
-  console.error('usage: client.js <address> <request.bin> latency <warmup> <calls> | throughput <clients> <seconds>');
+  console.error(
+    'usage: client.js <address> <request.bin> latency <warmup> <calls> | throughput <clients> <seconds> | compare <warmup> <calls>',
+  );
   process.exit(2);
 }
 const request = readFileSync(file);
-const result =
-  mode === 'latency' ? await latency(address, request, Number(a), Number(b)) : await throughput(address, request, Number(a), Number(b));
+const modes: Record<string, () => Promise<Record<string, unknown>>> = {
+  latency: () => latency(address, request, Number(a), Number(b)),
+  throughput: () => throughput(address, request, Number(a), Number(b)),
+  compare: () => compare(address.split(','), request, Number(a), Number(b)),
+};
+const run = modes[mode];
+if (!run) {
+  console.error(`unknown mode ${mode}: latency, throughput or compare`);
+  process.exit(2);
+}
+const result = await run();
 process.stdout.write(`${JSON.stringify(result)}\n`);

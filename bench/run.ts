@@ -2,8 +2,8 @@
 //
 // For every N, each function server and a floor server are started fresh (the
 // time to listening is measured from spawn), each scenario's request is
-// encoded once and sent, byte for byte the same, to both, in interleaved
-// rounds from a client in a separate process; then 8 concurrent clients
+// encoded once and sent, byte for byte the same, to both, call by call in
+// turn from a client in a separate process; then 8 concurrent clients
 // measure throughput. Results go to .bench/results.json and a Markdown table;
 // with --write, BENCHMARKS.md is rewritten with the table and the machine.
 
@@ -21,7 +21,6 @@ interface Options {
   latencyBudgetMs: number;
   minCalls: number;
   maxCalls: number;
-  rounds: number;
   throughputSeconds: number;
   clients: number;
   write: boolean;
@@ -33,11 +32,10 @@ interface Options {
 function parseOptions(argv: string[]): Options {
   const options: Options = {
     sizes: [1, 10, 100, 1000],
-    latencyBudgetMs: 2500,
+    latencyBudgetMs: 4000,
     minCalls: 20,
-    maxCalls: 400,
-    rounds: 4,
-    throughputSeconds: 2,
+    maxCalls: 1500,
+    throughputSeconds: 1.5,
     clients: 8,
     write: false,
     out: '.bench',
@@ -52,7 +50,7 @@ function parseOptions(argv: string[]): Options {
         i++;
         break;
       case '--smoke':
-        Object.assign(options, { sizes: [10], latencyBudgetMs: 50, minCalls: 3, maxCalls: 5, rounds: 1, throughputSeconds: 0.2 });
+        Object.assign(options, { sizes: [10], latencyBudgetMs: 50, minCalls: 3, maxCalls: 5, throughputSeconds: 0.2 });
         break;
       case '--only':
         options.only = value.split(',');
@@ -125,11 +123,16 @@ async function stopServer(server: Server): Promise<void> {
   });
 }
 
-/** Resident and peak resident memory of a process, in MB, from /proc. */
+/** Resident and peak resident (since the last reset) memory of a process, in MB, from /proc. */
 function memory(pid: number): { rssMb: number; peakRssMb: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
   return { rssMb: kb('VmRSS') / 1024, peakRssMb: kb('VmHWM') / 1024 };
+}
+
+/** Start a new peak: Linux resets VmHWM to the current RSS on "5" written to clear_refs. */
+function resetPeak(pid: number): void {
+  writeFileSync(`/proc/${pid}/clear_refs`, '5');
 }
 
 function runClient(args: string[]): Record<string, unknown> {
@@ -151,26 +154,25 @@ function measure(scenario: Scenario, fn: Server, floor: Server, options: Options
   // One probe call each to size the sample: the same wall-time budget whatever N is.
   const probe = runClient([fn.address, file, 'latency', '1', '3']);
   const probeMs = Math.max(...(probe['samples'] as number[]));
-  const perRound = Math.max(
-    1,
-    Math.round(Math.min(options.maxCalls, Math.max(options.minCalls, options.latencyBudgetMs / probeMs)) / options.rounds),
-  );
-
-  const fnSamples: number[] = [];
-  const floorSamples: number[] = [];
-  let responseBytes = 0;
-  for (let round = 0; round < options.rounds; round++) {
-    // Interleaved: drift in the machine's load falls on both sides alike.
-    const f = runClient([fn.address, file, 'latency', '2', String(perRound)]);
-    fnSamples.push(...(f['samples'] as number[]));
-    responseBytes = f['responseBytes'] as number;
-    const g = runClient([floor.address, file, 'latency', '2', String(perRound)]);
-    floorSamples.push(...(g['samples'] as number[]));
-  }
+  const calls = Math.round(Math.min(options.maxCalls, Math.max(options.minCalls, options.latencyBudgetMs / probeMs)));
+  // Warm-up sized like the sample: small requests need hundreds of calls before the JIT settles.
+  const warmup = Math.round(Math.min(200, Math.max(2, calls / 8)));
+  resetPeak(fn.process.pid!);
+  resetPeak(floor.process.pid!);
+  // One client process, ten calls to each server in turn: function, floor, function, floor, …
+  const compared = runClient([`${fn.address},${floor.address}`, file, 'compare', String(warmup), String(calls)]);
+  const [fnSamples, floorSamples] = compared['samples'] as [number[], number[]];
+  const responseBytes = compared['responseBytes'] as number;
   fnSamples.sort((a, b) => a - b);
   floorSamples.sort((a, b) => a - b);
+  const sequential = memory(fn.process.pid!);
+  const floorSequential = memory(floor.process.pid!);
+  resetPeak(fn.process.pid!);
+  resetPeak(floor.process.pid!);
   const fnThroughput = runClient([fn.address, file, 'throughput', String(options.clients), String(options.throughputSeconds)]);
+  const concurrent = memory(fn.process.pid!);
   const floorThroughput = runClient([floor.address, file, 'throughput', String(options.clients), String(options.throughputSeconds)]);
+  const floorConcurrent = memory(floor.process.pid!);
   const p50 = percentile(fnSamples, 50);
   const floorP50 = percentile(floorSamples, 50);
   return {
@@ -188,21 +190,24 @@ function measure(scenario: Scenario, fn: Server, floor: Server, options: Options
     ratioToFloor: p50 / floorP50,
     callsPerSecond: fnThroughput['callsPerSecond'] as number,
     floorCallsPerSecond: floorThroughput['callsPerSecond'] as number,
-    rssMb: NaN,
-    peakRssMb: NaN,
+    rssMb: sequential.rssMb,
+    peakRssMb: sequential.peakRssMb,
+    peakRssConcurrentMb: concurrent.peakRssMb,
+    floorPeakRssMb: floorSequential.peakRssMb,
+    floorPeakRssConcurrentMb: floorConcurrent.peakRssMb,
     startMs: fn.startMs,
   };
 }
 
 function table(results: Measured[]): string {
   const head =
-    '| function | scenario | N | request | p50 ms | p99 ms | floor p50 | ratio | calls/s (8 clients) | floor calls/s | RSS MB | peak RSS MB | start ms |';
-  const rule = '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|';
+    '| function | scenario | N | request | p50 ms | p99 ms | floor p50 | ratio | calls/s (8 clients) | floor calls/s | RSS MB | peak RSS MB (1 / 8 clients) | floor peak RSS MB | start ms |';
+  const rule = '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|';
   const fmt = (v: number, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '–');
   const size = (b: number) => (b >= 1e6 ? `${(b / 1e6).toFixed(2)} MB` : b >= 1e3 ? `${(b / 1e3).toFixed(1)} kB` : `${b} B`);
   const rows = results.map(
     (r) =>
-      `| ${r.function} | ${r.scenario} | ${r.n} | ${size(r.requestBytes)} | ${fmt(r.p50Ms)} | ${fmt(r.p99Ms)} | ${fmt(r.floorP50Ms)} | ${fmt(r.ratioToFloor)} | ${fmt(r.callsPerSecond, 0)} | ${fmt(r.floorCallsPerSecond, 0)} | ${fmt(r.rssMb, 0)} | ${fmt(r.peakRssMb, 0)} | ${fmt(r.startMs, 0)} |`,
+      `| ${r.function} | ${r.scenario} | ${r.n} | ${size(r.requestBytes)} | ${fmt(r.p50Ms)} | ${fmt(r.p99Ms)} | ${fmt(r.floorP50Ms)} | ${fmt(r.ratioToFloor)} | ${fmt(r.callsPerSecond, 0)} | ${fmt(r.floorCallsPerSecond, 0)} | ${fmt(r.rssMb, 0)} | ${fmt(r.peakRssMb, 0)} / ${fmt(r.peakRssConcurrentMb, 0)} | ${fmt(r.floorPeakRssMb, 0)} / ${fmt(r.floorPeakRssConcurrentMb, 0)} | ${fmt(r.startMs, 0)} |`,
   );
   return [head, rule, ...rows].join('\n');
 }
@@ -233,8 +238,6 @@ async function main(): Promise<void> {
         measured.push(measure(scenario, fn, floor, options));
         process.stderr.write(`  ${name} ${scenario.label} N=${n}: done\n`);
       }
-      const mem = memory(fn.process.pid!);
-      for (const m of measured) Object.assign(m, mem);
       results.push(...measured);
       await stopServer(fn);
       await stopServer(floor);

@@ -15,8 +15,14 @@ export interface Measured {
   ratioToFloor: number;
   callsPerSecond: number;
   floorCallsPerSecond: number;
+  /** RSS after the one-at-a-time calls. */
   rssMb: number;
+  /** Peak RSS while the scenario's calls come one at a time (the latency rounds). */
   peakRssMb: number;
+  /** Peak RSS under 8 concurrent clients (the throughput run). */
+  peakRssConcurrentMb: number;
+  floorPeakRssMb: number;
+  floorPeakRssConcurrentMb: number;
   startMs: number;
 }
 
@@ -65,11 +71,15 @@ export function judge(results: Measured[], loops: Record<string, number>): Verdi
   for (const [name, rows] of byFunction) {
     const at1000 = rows.filter((r) => r.n === 1000);
     if (at1000.length > 0) {
+      // Judged on calls one at a time: what a reconcile costs. Under 8 concurrent clients every server
+      // also holds 8 requests' bytes in gRPC's buffers; the floor's figure beside it shows how much.
       const peak = Math.max(...at1000.map((r) => r.peakRssMb));
+      const concurrent = Math.max(...at1000.map((r) => r.peakRssConcurrentMb));
+      const floorConcurrent = Math.max(...at1000.map((r) => r.floorPeakRssConcurrentMb));
       verdicts.push({
         target: `${name} peak RSS at N=1000 below ${TARGETS.peakRssMb} MB`,
         pass: peak < TARGETS.peakRssMb,
-        detail: `${peak.toFixed(0)} MB`,
+        detail: `${peak.toFixed(0)} MB with calls one at a time (under 8 concurrent clients ${concurrent.toFixed(0)} MB; the floor's ${floorConcurrent.toFixed(0)} MB)`,
       });
     }
     const start = Math.max(...rows.map((r) => r.startMs));

@@ -26,20 +26,32 @@ function metadata(cache: ModelCache, cluster: string, name: string): JsonObject 
   };
 }
 
-/** The child that stages `cache` on `cluster`. */
-export function stampChild(cache: ModelCache, cluster: string): JsonObject {
-  return {
+/**
+ * What every child of `cache` shares: the source and its sibling, and for
+ * HuggingFace the token reference beside it, with the namespace it is read
+ * in. Built once per reconcile and shared by all the children (nothing
+ * changes an object once it is desired), not a thousand times over.
+ */
+function sharedSpec(cache: ModelCache): JsonObject {
+  const shared: JsonObject = { cacheName: cache.name, ...sourceFields(cache.source) };
+  if (cache.authSecret) shared['authSecret'] = { ...cache.authSecret };
+  return shared;
+}
+
+/** Stamps the child that stages `cache` on a cluster. */
+export function childStamper(cache: ModelCache): (cluster: string) => JsonObject {
+  const shared = sharedSpec(cache);
+  return (cluster) => ({
     apiVersion: MODELPLANE_API_VERSION,
     kind: KIND.ModelCacheHydration,
     metadata: metadata(cache, cluster, hydrationName(cache.namespace, cache.name, cluster)),
-    spec: {
-      clusterName: cluster,
-      cacheName: cache.name,
-      ...sourceFields(cache.source),
-      // For HuggingFace the token reference moves beside the source, with the namespace it is read in.
-      ...(cache.authSecret ? { authSecret: { ...cache.authSecret } } : {}),
-    },
-  };
+    spec: { clusterName: cluster, ...shared },
+  });
+}
+
+/** The child that stages `cache` on `cluster`. */
+export function stampChild(cache: ModelCache, cluster: string): JsonObject {
+  return childStamper(cache)(cluster);
 }
 
 /**

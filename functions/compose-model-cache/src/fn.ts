@@ -23,11 +23,12 @@ import {
   setCompositeStatus,
   setCondition,
   type CacheEntry,
+  type JsonObject,
   type ResourceSelector,
   type RunFunctionRequest,
   type RunFunctionResponse,
 } from '#lib';
-import { keepChild, stampChild } from './child.js';
+import { childStamper, keepChild } from './child.js';
 import { REASON, artifactReady, clustersMatched } from './conditions.js';
 import { emitEvents } from './events.js';
 import { resolveFootprint } from './footprint.js';
@@ -74,7 +75,8 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   const plans = planClusters({ footprint, observed, inUse: replicasByCluster(replicas.items, cache) });
 
   // Compose.
-  for (const plan of plans) composeCluster(rsp, cache, plan);
+  const stamp = childStamper(cache);
+  for (const plan of plans) composeCluster(rsp, cache, plan, stamp);
 
   // Report.
   const entries = rollUp(cache, plans);
@@ -98,10 +100,10 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
 }
 
 /** A child is marked ready only when the observed child says Ready=True; legacy Objects likewise. */
-function composeCluster(rsp: RunFunctionResponse, cache: ModelCache, plan: ClusterPlan): void {
+function composeCluster(rsp: RunFunctionResponse, cache: ModelCache, plan: ClusterPlan, stamp: (cluster: string) => JsonObject): void {
   const key = childKey(plan.cluster);
   if (plan.action === 'stamp') {
-    desire(rsp, key, stampChild(cache, plan.cluster), plan.child !== undefined && isReady(plan.child));
+    desire(rsp, key, stamp(plan.cluster), plan.child !== undefined && isReady(plan.child));
     return;
   }
   if (plan.child) desire(rsp, key, keepChild(cache, plan.cluster, plan.child), isReady(plan.child));

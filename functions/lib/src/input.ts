@@ -139,10 +139,12 @@ export function record<T>(entry: Parser<T>, rules: { maxProperties?: number } = 
  * schema prunes them; a function must not fail on a field it does not read).
  */
 export function object<S extends Shape>(shape: S): Parser<Parsed<S>> {
+  // Listed once: parsers run on every call of every function.
+  const fields = Object.entries(shape);
   return (value, field) => {
     if (!isObject(value)) throw new InputError(field, `must be an object (got ${describe(value)})`);
     const out: Record<string, unknown> = {};
-    for (const [key, spec] of Object.entries(shape)) {
+    for (const [key, spec] of fields) {
       const raw = Object.hasOwn(value, key) ? value[key] : undefined;
       const path = field === '' ? key : `${field}.${key}`;
       if (typeof spec === 'function') {

@@ -80,7 +80,9 @@ function isClean(value: unknown): boolean {
     for (const item of value) if (!isClean(item)) return false;
     return true;
   }
-  for (const key of Object.keys(value)) if (!isClean((value as Record<string, unknown>)[key])) return false;
+  // for...in, not Object.keys: no array of keys per object checked (JSON objects inherit no keys).
+  const object = value as Record<string, unknown>;
+  for (const key in object) if (!isClean(object[key])) return false;
   return true;
 }
 

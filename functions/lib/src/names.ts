@@ -8,6 +8,7 @@ import { InputError, DNS_LABEL } from './input.js';
 const DNS_LABEL_MAX = 63;
 const HASH_LENGTH = 5;
 const SEPARATOR = '-';
+const SURROGATE = /[\uD800-\uDFFF]/;
 
 /**
  * Crossplane's Python SDK `resource.child_name`, byte for byte: the parts joined
@@ -20,10 +21,10 @@ export function childName(...parts: string[]): string {
   const full = parts.join(SEPARATOR);
   // crypto.hash: one call, no Hash object; a thousand clusters are a thousand names per reconcile.
   const hash = digest('sha256', full, 'hex').slice(0, HASH_LENGTH);
-  // Python slices by code point; Array.from does too (it matters only outside the BMP).
-  let prefix = Array.from(full)
-    .slice(0, DNS_LABEL_MAX - HASH_LENGTH - SEPARATOR.length)
-    .join('');
+  // Python slices by code point. Without surrogate pairs (every Kubernetes name) a code point is a
+  // UTF-16 unit and a plain slice does; otherwise Array.from splits by code point.
+  const cut = DNS_LABEL_MAX - HASH_LENGTH - SEPARATOR.length;
+  let prefix = SURROGATE.test(full) ? Array.from(full).slice(0, cut).join('') : full.slice(0, cut);
   while (prefix.endsWith(SEPARATOR)) prefix = prefix.slice(0, -SEPARATOR.length);
   return `${prefix}${SEPARATOR}${hash}`;
 }

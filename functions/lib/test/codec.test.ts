@@ -212,6 +212,34 @@ describe('encodeResponse', () => {
     expect(encodeResponse(reversed).equals(encodeResponse(rsp))).toBe(true);
   });
 
+  it.each([1, 2, 5, 12, 13, 40])('writes the keys of a %i-key object out of order in byte order', (size) => {
+    // Both ways of ordering: picking each next key (small objects) and sorting a copy (large ones).
+    const random = prng(size);
+    const keys = Array.from({ length: size }, (_, i) => `k${String.fromCharCode(97 + (i % 26))}${i}`);
+    const shuffled = [...keys];
+    for (let i = shuffled.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
+    }
+    const object = Object.fromEntries(shuffled.map((key) => [key, key]));
+    const sorted = Object.fromEntries([...keys].sort().map((key) => [key, key]));
+    const response = (output: Record<string, unknown>): RunFunctionResponse => RunFunctionResponse.fromPartial({ output });
+    expect(encodeResponse(response(object)).toString('hex')).toBe(
+      Buffer.from(RunFunctionResponse.encode(response(sorted)).finish()).toString('hex'),
+    );
+  });
+
+  it('hands back bytes of their own: a later call does not overwrite an earlier answer', () => {
+    // The writer's buffer is kept from call to call; what it returns must not be a view of it.
+    const big = RunFunctionResponse.fromPartial({ output: { blob: 'x'.repeat(200_000) } });
+    const first = encodeResponse(randomResponse(1));
+    const kept = Buffer.from(first);
+    encodeResponse(big);
+    encodeResponse(randomResponse(2));
+    expect(first.equals(kept)).toBe(true);
+    expect(RunFunctionResponse.decode(encodeResponse(big)).output).toEqual({ blob: 'x'.repeat(200_000) });
+  });
+
   it('leaves out undefined and non-finite numbers, and sends large bodies intact', () => {
     const big = Object.fromEntries(
       Array.from({ length: 3000 }, (_, i) => [`key-${i}`, { n: i, s: 'ü'.repeat(i % 50), gone: undefined, nan: NaN }]),
@@ -225,5 +253,21 @@ describe('encodeResponse', () => {
   it('refuses a value no Struct can hold', () => {
     const rsp = RunFunctionResponse.fromPartial({ meta: { tag: 't' }, desired: { resources: { x: { resource: { f: 10n } } } } });
     expect(() => encodeResponse(rsp)).toThrow(/cannot encode a bigint/);
+  });
+});
+
+describe('decodeRequest, strings seen before', () => {
+  it('decodes many distinct short strings the same, cold and warm, whatever collides in its table', () => {
+    const names = Array.from({ length: 40_000 }, (_, i) => `c${i.toString(36)}`);
+    const request = RunFunctionRequest.fromPartial({
+      observed: {
+        composite: { resource: { keys: Object.fromEntries(names.map((name, i) => [name, names[(i * 7919) % names.length]!])) } },
+        resources: {},
+      },
+    });
+    const bytes = RunFunctionRequest.encode(request).finish();
+    const reference = RunFunctionRequest.decode(bytes);
+    expect(decodeRequest(bytes)).toEqual(reference);
+    expect(decodeRequest(bytes)).toEqual(reference);
   });
 });

@@ -80,3 +80,13 @@ describe('assertNamePart', () => {
     expect(() => assertNamePart(value, 'spec.clusterName')).toThrow(/^spec\.clusterName must be a DNS label/);
   });
 });
+
+describe('childName slices by code point, as Python does', () => {
+  it('counts a character outside the BMP once', () => {
+    const parts = ['🚀'.repeat(30), 'x'.repeat(40)];
+    const name = childName(...parts);
+    // 57 code points of the joined string, then "-" and the hash.
+    expect(Array.from(name.slice(0, -6))).toHaveLength(30 + 1 + 26);
+    expect(name.slice(-6)).toMatch(/^-[0-9a-f]{5}$/);
+  });
+});

@@ -40,6 +40,28 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 const WINDOW_BITS = 19;
 const WINDOW = 1 << WINDOW_BITS;
 
+/**
+ * Short strings seen before, by a hash of their bytes: Kubernetes objects
+ * repeat the same keys and many of the same values ("apiVersion", "True",
+ * "Ready") thousands of times per request. Handing back the one already made
+ * costs a comparison instead of an allocation each, which the young
+ * generation would otherwise copy at every scavenge while the request lives.
+ * A fixed table: a collision just replaces the entry. Pure: what a string
+ * decodes to never depends on it.
+ *
+ * Only strings under 13 characters: V8 copies a substring that short, where a
+ * longer one would be a slice that keeps its whole 512 KiB window alive for as
+ * long as the table holds it.
+ */
+const SHORT_STRING = 12;
+const SHORT_STRINGS = 1 << 14;
+const shortStrings: (string | undefined)[] = new Array<string | undefined>(SHORT_STRINGS).fill(undefined);
+
+function sameBytes(text: string, buf: Buffer, start: number): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) !== buf[start + i]) return false;
+  return true;
+}
+
 class Reader {
   pos = 0;
   private readonly windows: (string | undefined)[] = [];
@@ -108,11 +130,28 @@ class Reader {
     const stop = start + length;
     this.pos = stop;
     const buf = this.buf;
+    // One pass: is it ASCII, and (for a short one) its hash, to find it among the strings seen before.
+    let hash = length;
     for (let i = start; i < stop; i++) {
-      if (buf[i]! > 0x7f) return buf.toString('utf8', start, stop);
+      const byte = buf[i]!;
+      if (byte > 0x7f) return buf.toString('utf8', start, stop);
+      hash = Math.imul(hash ^ byte, 0x01000193);
     }
+    if (length <= SHORT_STRING) {
+      const slot = (hash >>> 0) & (SHORT_STRINGS - 1);
+      const known = shortStrings[slot];
+      if (known !== undefined && known.length === length && sameBytes(known, buf, start)) return known;
+      const fresh = this.cut(start, stop);
+      shortStrings[slot] = fresh;
+      return fresh;
+    }
+    return this.cut(start, stop);
+  }
+
+  /** An ASCII run of the buffer as a string, from its latin1 window when it lies in one. */
+  private cut(start: number, stop: number): string {
     const index = start >>> WINDOW_BITS;
-    if (index !== (stop - 1) >>> WINDOW_BITS || stop === start) return buf.toString('latin1', start, stop);
+    if (index !== (stop - 1) >>> WINDOW_BITS || stop === start) return this.buf.toString('latin1', start, stop);
     const offset = index * WINDOW;
     return this.window(index).substring(start - offset, stop - offset);
   }
@@ -392,12 +431,20 @@ export function decodeRequest(bytes: Uint8Array): RunFunctionRequest {
 
 // --- Encoding -----------------------------------------------------------------
 
+/**
+ * The buffer responses are written into, kept from call to call: a fresh
+ * 64 KiB buffer per call cost more than encoding a small response. Safe to
+ * share because encoding is synchronous and `finish` copies the bytes out.
+ * A buffer grown for a big response is kept up to SCRATCH_KEEP, so a fleet's
+ * steady state does not regrow it on every call, and no bigger, so one huge
+ * response does not pin its memory.
+ */
+const SCRATCH_KEEP = 4 * 1024 * 1024;
+let scratch: Buffer = Buffer.allocUnsafe(64 * 1024);
+
 class Writer {
-  buf: Buffer;
+  buf: Buffer = scratch;
   pos = 0;
-  constructor(size = 64 * 1024) {
-    this.buf = Buffer.allocUnsafe(size);
-  }
 
   reserve(bytes: number): void {
     if (this.pos + bytes <= this.buf.length) return;
@@ -504,8 +551,12 @@ class Writer {
     this.buf[at] = v;
   }
 
+  /** The bytes written, in a buffer of their own (small ones from Node's shared pool). */
   finish(): Buffer {
-    return this.buf.subarray(0, this.pos);
+    const out = Buffer.allocUnsafe(this.pos);
+    this.buf.copy(out, 0, 0, this.pos);
+    if (this.buf.length <= SCRATCH_KEEP) scratch = this.buf;
+    return out;
   }
 }
 
@@ -518,6 +569,9 @@ function varintSize(value: number): number {
   return size;
 }
 
+/** Up to this many keys, an object out of order is written by selection rather than by sorting its keys. */
+const SMALL_STRUCT = 12;
+
 /**
  * Struct fields go out in byte order of their keys, not in the order the
  * object was built or the request listed them: Crossplane (Go) sends map
@@ -527,17 +581,46 @@ function varintSize(value: number): number {
  * (A Struct is a map: the order means nothing to a reader.)
  */
 function writeStruct(w: Writer, object: Record<string, unknown>): void {
-  for (const key of Object.keys(object).sort()) {
-    const value = object[key];
-    if (!isEncodable(value)) continue;
-    const entry = w.begin(1);
-    // proto3 leaves default values off the wire; so does the generated codec.
-    if (key !== '') w.string(1, key);
-    const body = w.begin(2);
-    writeValue(w, value);
-    w.end(body);
-    w.end(entry);
+  let count = 0;
+  let ordered = true;
+  let previous: string | undefined;
+  // (JSON objects have no inherited keys for for...in to find.)
+  for (const key in object) {
+    if (previous !== undefined && previous > key) ordered = false;
+    previous = key;
+    count++;
   }
+  if (ordered) {
+    for (const key in object) writeField(w, key, object[key]);
+    return;
+  }
+  if (count > SMALL_STRUCT) {
+    for (const key of Object.keys(object).sort()) writeField(w, key, object[key]);
+    return;
+  }
+  // A small object out of order (most of a Kubernetes object's maps): pick each next key in turn.
+  // Quadratic, but over a handful of keys, and it allocates nothing; sorting a copy of the keys
+  // of every object was most of what encoding a thousand-cluster response allocated.
+  let last: string | undefined;
+  for (let n = 0; n < count; n++) {
+    let next: string | undefined;
+    for (const key in object) {
+      if ((last === undefined || key > last) && (next === undefined || key < next)) next = key;
+    }
+    writeField(w, next!, object[next!]);
+    last = next;
+  }
+}
+
+function writeField(w: Writer, key: string, value: unknown): void {
+  if (!isEncodable(value)) return;
+  const entry = w.begin(1);
+  // proto3 leaves default values off the wire; so does the generated codec.
+  if (key !== '') w.string(1, key);
+  const body = w.begin(2);
+  writeValue(w, value);
+  w.end(body);
+  w.end(entry);
 }
 
 /** Undefined and non-finite numbers are left out: Crossplane could not read them, and null means "delete". */
