@@ -23,7 +23,7 @@ COPY package.json package-lock.json ./
 # as an optional dependency and needs none).
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
-COPY scripts/build.mjs scripts/
+COPY scripts/build.mjs scripts/bundle.mjs scripts/
 COPY functions/ functions/
 RUN node scripts/build.mjs "$FUNCTION"
 

@@ -3,6 +3,7 @@
 //   test/render/dist/render.mjs     `crossplane render`'s command line over the driver
 //   test/render/dist/examples.mjs   make render / render-check / render-update
 import { build } from 'esbuild';
+import { NODE_BUNDLE } from './bundle.mjs';
 
 const ENTRIES = { render: 'test/render/cli.ts', examples: 'test/render/examples-cli.ts' };
 
@@ -10,13 +11,7 @@ await build({
   entryPoints: ENTRIES,
   outdir: 'test/render/dist',
   outExtension: { '.js': '.mjs' },
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'esm',
-  logLevel: 'warning',
-  // Bundled CommonJS dependencies (grpc-js) call require(); give ESM one.
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  ...NODE_BUNDLE,
 });
 console.log(
   `built ${Object.keys(ENTRIES)

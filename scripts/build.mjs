@@ -1,6 +1,7 @@
 // Bundle each function into one self-contained file, functions/<name>/dist/main.js:
 // the runtime image then needs Node and that file, nothing else.
 import { build } from 'esbuild';
+import { NODE_BUNDLE } from './bundle.mjs';
 
 export const FUNCTIONS = ['compose-model-cache', 'compose-model-cache-hydration', 'compose-model-replica'];
 
@@ -18,15 +19,9 @@ await Promise.all(
     build({
       entryPoints: [`functions/${name}/src/main.ts`],
       outfile: `functions/${name}/dist/main.js`,
-      bundle: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'esm',
+      ...NODE_BUNDLE,
       sourcemap: 'linked',
       legalComments: 'linked',
-      logLevel: 'warning',
-      // Bundled CommonJS dependencies (grpc-js) call require(); give ESM one.
-      banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
     }),
   ),
 );

@@ -7,12 +7,12 @@
 // Same arguments, flags, output and exit codes as render (error messages
 // start "render: error:" where render's start "crossplane: error:").
 
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { pathToFileURL } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import type { JsonValue } from '#lib';
 import { RenderError, renderDocuments, renderPipeline, type RenderOptions } from './render.js';
+import { invokedDirectly } from './entry.js';
 import { formatYamlStream } from './yaml.js';
 
 export const USAGE = `Usage: render <composite-resource> <composition> <functions> [flags]
@@ -171,17 +171,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   }
 }
 
-function invokedDirectly(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(script)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (invokedDirectly()) {
+if (invokedDirectly(import.meta.url)) {
   process.exitCode = await main(process.argv.slice(2), {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),

@@ -8,9 +8,7 @@
 //   node test/render/dist/examples.mjs [--check | --update]
 //   RENDER_WITH=driver|crossplane   pick the renderer (default: crossplane if installed)
 
-import { realpathSync } from 'node:fs';
 import { relative } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import {
   compareWithExpected,
   findExamples,
@@ -21,6 +19,7 @@ import {
   type ExampleServers,
   type Renderer,
 } from './examples.js';
+import { invokedDirectly } from './entry.js';
 import { formatYamlStream } from './yaml.js';
 
 type Mode = 'print' | 'check' | 'update';
@@ -139,17 +138,7 @@ export async function main(
   return 0;
 }
 
-function invokedDirectly(): boolean {
-  const script = process.argv[1];
-  if (script === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(script)).href;
-  } catch {
-    return false;
-  }
-}
-
-if (invokedDirectly()) {
+if (invokedDirectly(import.meta.url)) {
   process.exitCode = await main(
     process.argv.slice(2),
     { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text) },

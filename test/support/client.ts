@@ -129,6 +129,11 @@ export function decodeResponse(raw: RawResponse): TestResponse {
   return rsp;
 }
 
+/** Channel options with the runtime's 64 MiB bounds both ways, under the caller's own. */
+function withMessageBounds(options: grpc.ClientOptions): grpc.ClientOptions {
+  return { 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES, ...options };
+}
+
 export interface FunctionClient {
   run(req: TestRequest, options?: { timeoutMs?: number }): Promise<TestResponse>;
   close(): void;
@@ -144,11 +149,7 @@ export function functionClient(
   options: grpc.ClientOptions = {},
 ): FunctionClient {
   const Client = clientConstructor();
-  const client = new Client(address, credentials, {
-    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-    ...options,
-  });
+  const client = new Client(address, credentials, withMessageBounds(options));
   return {
     run(req, options = {}) {
       return new Promise((resolve, reject) => {
@@ -216,11 +217,7 @@ export function rawFunctionClient(
   credentials: grpc.ChannelCredentials = grpc.credentials.createInsecure(),
   options: grpc.ClientOptions = {},
 ): RawFunctionClient {
-  const client = new grpc.Client(address, credentials, {
-    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-    ...options,
-  });
+  const client = new grpc.Client(address, credentials, withMessageBounds(options));
   const identity = (value: Buffer): Buffer => value;
   return {
     call(request, { timeoutMs = 10_000 } = {}) {

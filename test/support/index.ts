@@ -8,3 +8,4 @@ export * from './xrd.js';
 export * from './fake-function.js';
 export * from './workload-cluster.js';
 export * from './control-plane.js';
+export * from './served.js';

@@ -5,19 +5,16 @@
 // carries the status the function wrote last time.
 
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '#lib';
 import {
   compositeStatus,
   condition,
   desiredResources,
-  functionClient,
   inferenceCluster,
   items,
   request,
-  startServer,
-  type FunctionClient,
-  type RunningServer,
+  serveForFile,
   type TestResource,
   type TestResponse,
 } from '#testing';
@@ -35,16 +32,7 @@ import {
   type Remote,
 } from './support.js';
 
-let server: RunningServer;
-let client: FunctionClient;
-beforeAll(async () => {
-  server = await startServer('compose-model-cache-hydration');
-  client = functionClient(server.address);
-});
-afterAll(async () => {
-  client.close();
-  await server.stop();
-});
+const served = serveForFile('compose-model-cache-hydration');
 
 /** The workload cluster at one moment: what it reports for each desired key (undefined: nothing there yet). */
 type ClusterState = (key: string, desired: JsonObject) => Remote | undefined;
@@ -62,14 +50,14 @@ class Lifecycle {
     const resources: Record<string, TestResource> = {};
     for (const [key, body] of Object.entries(this.last ? observeAll(this.last, cluster) : {})) resources[key] = { resource: body };
     const observed = { composite: this.xr, resources };
-    const first = await run(request({ observed }), client);
+    const first = await run(request({ observed }), served.client);
     expect(first.desired?.resources ?? {}).toEqual({});
     expect(Object.keys(first.requirements?.resources ?? {}).sort()).toEqual(Object.keys(required).sort());
 
     const requiredResources = Object.fromEntries(
       Object.entries(required).map(([key, body]) => [key, body === null ? items() : items(body)]),
     );
-    const rsp = await run(request({ observed, requiredResources }), client);
+    const rsp = await run(request({ observed, requiredResources }), served.client);
     this.last = rsp;
     this.xr = withStatusFrom(this.xr, rsp);
     return rsp;

@@ -4,20 +4,9 @@
 // source switching a cluster from Pending to Ready; three clusters staged one
 // by one to 3/3; a cluster failing and recovering.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cacheNames, childName, claimMount, huggingFaceMount, ociImageMount, ociModelArtifactMount, toJson, type JsonObject } from '#lib';
-import {
-  compositeStatus,
-  condition,
-  desiredResources,
-  functionClient,
-  request,
-  startServer,
-  type FunctionClient,
-  type RunningServer,
-  type TestResource,
-  type TestResponse,
-} from '#testing';
+import { compositeStatus, condition, desiredResources, request, serveForFile, type TestResource, type TestResponse } from '#testing';
 import {
   CACHE,
   CLAIM_SPEC,
@@ -31,17 +20,7 @@ import {
   type ChildReport,
 } from './fixtures.js';
 
-let server: RunningServer;
-let client: FunctionClient;
-
-beforeAll(async () => {
-  server = await startServer('compose-model-cache');
-  client = functionClient(server.address);
-});
-afterAll(async () => {
-  client.close();
-  await server.stop();
-});
+const served = serveForFile('compose-model-cache');
 
 /** The XR as Crossplane leaves it after applying a response: its status, the conditions, and Ready. */
 function written(xr: TestResource, rsp: TestResponse): TestResource {
@@ -76,14 +55,16 @@ interface Step {
 /** Run a lifecycle: the requirements call, then one call per step, each observing the previous response. */
 async function lifecycle(spec: JsonObject, steps: Step[]): Promise<TestResponse[]> {
   let xr = cacheXr(spec);
-  const first = await client.run(request({ observed: { composite: xr } }));
+  const first = await served.client.run(request({ observed: { composite: xr } }));
   expect(Object.keys(first.requirements?.resources ?? {})).toEqual(['clusters', 'replicas']);
   expect(first.desired?.resources).toEqual({});
   const responses: TestResponse[] = [];
   let last: TestResponse | undefined;
   for (const step of steps) {
     const observed = last ? children(last, step.reports ?? {}) : {};
-    const rsp = await client.run(request({ observed: { composite: xr, resources: observed }, requiredResources: resolved(step.clusters) }));
+    const rsp = await served.client.run(
+      request({ observed: { composite: xr, resources: observed }, requiredResources: resolved(step.clusters) }),
+    );
     expectWellFormed(rsp);
     expect(rsp.results.filter((r) => r.severity === 'SEVERITY_FATAL')).toEqual([]);
     responses.push(rsp);

@@ -4,19 +4,9 @@
 // entry is Ready, serves, and keeps serving if the cache flaps; a Failed entry
 // fails it instead of leaving it waiting.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { claimMount, huggingFaceMount, type CacheMount, type JsonObject } from '#lib';
-import {
-  condition,
-  desiredResources,
-  functionClient,
-  request,
-  startServer,
-  type FunctionClient,
-  type RunningServer,
-  type TestRequest,
-  type TestResponse,
-} from '#testing';
+import { condition, desiredResources, request, serveForFile, type TestRequest, type TestResponse } from '#testing';
 import {
   LEADER_ENV,
   RANK_ENV,
@@ -36,20 +26,10 @@ import {
   type ReplicaOptions,
 } from './support.js';
 
-let server: RunningServer;
-let client: FunctionClient;
-
-beforeAll(async () => {
-  server = await startServer('compose-model-replica');
-  client = functionClient(server.address);
-});
-afterAll(async () => {
-  client.close();
-  await server.stop();
-});
+const served = serveForFile('compose-model-replica');
 
 async function call(req: TestRequest): Promise<TestResponse> {
-  const rsp = await client.run(req);
+  const rsp = await served.client.run(req);
   checkResponse(rsp);
   expect(rsp.results.filter((r) => r.severity === 'SEVERITY_FATAL')).toEqual([]);
   return rsp;
