@@ -3,7 +3,7 @@
 // from what was observed: the children, and this XR's own last status and
 // Ready condition.
 
-import { normalEvent, warningEvent, type CacheEntry, type RunFunctionResponse } from '#lib';
+import { cacheEntries, normalEvent, warningEvent, type RunFunctionResponse } from '#lib';
 import { LISTED_NAMES, REASON, nameList } from './conditions.js';
 import type { ClusterEntry } from './rollup.js';
 
@@ -15,8 +15,8 @@ export interface EventInput {
   /** Nothing was composed for this cache before (no child, no single-function Object observed). */
   firstCompose: boolean;
   entries: readonly ClusterEntry[];
-  /** This XR's last `status.clusters[]`, by cluster. */
-  previous: ReadonlyMap<string, CacheEntry>;
+  /** This XR's observed status: its `clusters[]` tells which clusters had failed before. */
+  lastStatus: unknown;
   /** ArtifactReady is True/Staged now. */
   staged: boolean;
   /** This XR's observed Ready condition was True. */
@@ -30,7 +30,12 @@ export function emitEvents(rsp: RunFunctionResponse, input: EventInput): void {
   }
   // One Warning per cluster that turned Failed since the last status, up to a
   // bound: a registry outage failing a thousand clusters at once is one story.
-  const newlyFailed = input.entries.filter((entry) => entry.state.phase === 'Failed' && input.previous.get(entry.name)?.phase !== 'Failed');
+  // The last status is read only when something failed: in a healthy fleet, never.
+  const failed = input.entries.filter((entry) => entry.state.phase === 'Failed');
+  const failedBefore = new Set(
+    failed.length === 0 ? [] : cacheEntries(input.lastStatus).flatMap((entry) => (entry.phase === 'Failed' ? [entry.name] : [])),
+  );
+  const newlyFailed = failed.filter((entry) => !failedBefore.has(entry.name));
   for (const entry of newlyFailed.slice(0, LISTED_NAMES)) {
     warningEvent(rsp, REASON.HydrationFailed, `Staging failed on ${entry.name}: ${entry.state.message ?? 'no reason reported'}`);
   }

@@ -9,7 +9,6 @@ import {
   KIND,
   MODELPLANE_API_VERSION,
   artifactLabel,
-  cacheEntries,
   conditionIsTrue,
   desire,
   isReady,
@@ -22,7 +21,6 @@ import {
   setCompositeReady,
   setCompositeStatus,
   setCondition,
-  type CacheEntry,
   type JsonObject,
   type ResourceSelector,
   type RunFunctionRequest,
@@ -69,7 +67,6 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   // Resolve.
   const footprint = resolveFootprint(cache, clusters.items);
   const observed = readObserved(req);
-  const previous = new Map<string, CacheEntry>(cacheEntries(xr.status).map((entry) => [entry.name, entry]));
 
   // Decide.
   const plans = planClusters({ footprint, observed, inUse: replicasByCluster(replicas.items, cache) });
@@ -92,7 +89,7 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
     stamped: plans.filter((plan) => plan.action === 'stamp').map((plan) => plan.cluster),
     firstCompose: observed.children.size === 0 && observed.legacy.size === 0,
     entries,
-    previous,
+    lastStatus: xr.status,
     staged,
     wasReady: conditionIsTrue(xr.resource, 'Ready'),
   });

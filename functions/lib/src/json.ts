@@ -30,12 +30,31 @@ export function asString(value: unknown): string | undefined {
 }
 
 /**
+ * An empty record meant for many keys: a response's thousand composed
+ * resources, a request's thousand observed ones. V8 keeps an object made as
+ * `{}` in "fast mode", where each key added copies the list of the keys
+ * before it (about 1.4 KB allocated per key at a thousand keys, quadratic
+ * time); an object without a prototype is a hash table from the start. It
+ * also has no `__proto__` setter, so every key is an ordinary one.
+ */
+export function keyedRecord<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
+/**
  * Walk a path of own keys. Anything that is not an object on the way yields
  * undefined, so a malformed resource reads as "field absent", never a throw.
  */
 export function getIn(value: unknown, ...path: string[]): unknown {
+  return walk(value, path);
+}
+
+// The typed readers pass their path array on as it is: spreading it again
+// would make a second array per read.
+function walk(value: unknown, path: readonly string[]): unknown {
   let current: unknown = value;
-  for (const key of path) {
+  for (let i = 0; i < path.length; i++) {
+    const key = path[i]!;
     if (!isObject(current) || !Object.hasOwn(current, key)) return undefined;
     current = current[key];
   }
@@ -43,19 +62,20 @@ export function getIn(value: unknown, ...path: string[]): unknown {
 }
 
 export function getObject(value: unknown, ...path: string[]): JsonObject | undefined {
-  return asObject(getIn(value, ...path));
+  return asObject(walk(value, path));
 }
 
 export function getString(value: unknown, ...path: string[]): string | undefined {
-  return asString(getIn(value, ...path));
+  return asString(walk(value, path));
 }
 
 /** A map of string to string (labels, annotations); other entries are skipped. */
 export function getStringMap(value: unknown, ...path: string[]): Record<string, string> {
-  const source = getObject(value, ...path);
+  const source = asObject(walk(value, path));
   const out: Record<string, string> = {};
   if (!source) return out;
-  for (const [key, entry] of Object.entries(source)) {
+  for (const key in source) {
+    const entry = source[key];
     if (typeof entry === 'string') out[key] = entry;
   }
   return out;

@@ -84,7 +84,11 @@ export function conditionOf(object: unknown, type: string): ObservedCondition | 
 }
 
 export function conditionIsTrue(object: unknown, type: string): boolean {
-  return conditionOf(object, type)?.status === 'True';
+  // The same walk as conditionOf, without building the condition: asked of every child every reconcile.
+  for (const raw of asArray(getIn(object, 'status', 'conditions'))) {
+    if (isObject(raw) && raw['type'] === type) return raw['status'] === 'True';
+  }
+  return false;
 }
 
 /** Crossplane's verdict on a composed resource: its Ready condition is True. */

@@ -3,8 +3,10 @@
 // would duplicate volumes, env and conditions on every call.
 
 import { RESPONSE_TTL_SECONDS } from './constants.js';
-import { asObject, prune, type JsonObject } from './json.js';
+import { asObject, keyedRecord, prune, type JsonObject } from './json.js';
 import { Ready, Severity, Status, type ResourceSelector, type RunFunctionRequest, type RunFunctionResponse } from './protocol.js';
+
+type DesiredResource = NonNullable<RunFunctionResponse['desired']>['resources'][string];
 
 /**
  * A response that echoes the request's tag, carries the TTL, and keeps the
@@ -16,7 +18,7 @@ export function newResponse(req: RunFunctionRequest): RunFunctionResponse {
     meta: { tag: req.meta?.tag ?? '', ttl: { seconds: RESPONSE_TTL_SECONDS, nanos: 0 } },
     desired: {
       composite: desired?.composite ? { ...desired.composite, connectionDetails: { ...desired.composite.connectionDetails } } : undefined,
-      resources: { ...(desired?.resources ?? {}) },
+      resources: Object.assign(keyedRecord<DesiredResource>(), desired?.resources),
     },
     results: [],
     requirements: undefined,
@@ -34,7 +36,7 @@ export function requireResources(rsp: RunFunctionResponse, selectors: Record<str
 
 /** Put a composed resource into desired state; `ready` only when its observed counterpart says so. */
 export function desire(rsp: RunFunctionResponse, key: string, resource: JsonObject, ready = false): void {
-  rsp.desired ??= { composite: undefined, resources: {} };
+  rsp.desired ??= { composite: undefined, resources: keyedRecord() };
   rsp.desired.resources[key] = {
     resource: prune(resource),
     connectionDetails: {},

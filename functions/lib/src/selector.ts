@@ -57,13 +57,17 @@ export const labelSelector = (): Parser<LabelSelector> => (value, field) => {
  * matches nothing here (in Kubernetes it matches everything).
  */
 export function matchesSelector(labels: Record<string, string>, selector: LabelSelector): boolean {
-  const matchLabels = selector.matchLabels ?? {};
+  // Loops rather than Object.entries/every: this runs once per cluster, a thousand times a reconcile.
   const expressions = selector.matchExpressions ?? [];
-  if (Object.keys(matchLabels).length === 0 && expressions.length === 0) return false;
-  for (const [key, value] of Object.entries(matchLabels)) {
-    if (!Object.hasOwn(labels, key) || labels[key] !== value) return false;
+  let selects = expressions.length > 0;
+  const matchLabels = selector.matchLabels;
+  for (const key in matchLabels) {
+    selects = true;
+    if (!Object.hasOwn(labels, key) || labels[key] !== matchLabels[key]) return false;
   }
-  return expressions.every((expression) => matchesRequirement(labels, expression));
+  if (!selects) return false;
+  for (const expression of expressions) if (!matchesRequirement(labels, expression)) return false;
+  return true;
 }
 
 function matchesRequirement(labels: Record<string, string>, requirement: SelectorRequirement): boolean {

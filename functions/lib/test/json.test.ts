@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { getIn, getStringMap, prune } from '#lib';
+import { decodeRequest, getIn, getString, getStringMap, keyedRecord, prune, RunFunctionRequest, type JsonObject } from '#lib';
 
 describe('prune', () => {
   it('drops null, undefined and non-finite numbers at any depth, and keeps empty lists and maps', () => {
@@ -29,5 +29,29 @@ describe('getIn', () => {
   });
   it('getStringMap keeps only string entries', () => {
     expect(getStringMap({ l: { a: 'b', c: 1, d: null } }, 'l')).toEqual({ a: 'b' });
+  });
+});
+
+describe('keyedRecord', () => {
+  it('holds any key as an ordinary one, "__proto__" included', () => {
+    const record = keyedRecord<number>();
+    for (const key of ['__proto__', 'constructor', 'toString', 'hydration-a']) record[key] = 1;
+    expect(Object.keys(record)).toEqual(['__proto__', 'constructor', 'toString', 'hydration-a']);
+    expect(Object.getPrototypeOf(record)).toBeNull();
+    expect(JSON.parse(JSON.stringify(record))).toEqual({ ['__proto__']: 1, constructor: 1, toString: 1, 'hydration-a': 1 });
+  });
+
+  it('is what the composed resources of a request decode into: a key named "__proto__" is one more resource', () => {
+    // Built without fromPartial, which would copy "__proto__" into a prototype.
+    const sent = keyedRecord<{ resource: JsonObject; connectionDetails: Record<string, Buffer>; ready: number }>();
+    sent['__proto__'] = { resource: { kind: 'A' }, connectionDetails: {}, ready: 0 };
+    sent['b'] = { resource: { kind: 'B' }, connectionDetails: {}, ready: 0 };
+    const bytes = RunFunctionRequest.encode({
+      ...RunFunctionRequest.fromPartial({}),
+      observed: { composite: undefined, resources: sent },
+    }).finish();
+    const resources = decodeRequest(bytes).observed!.resources;
+    expect(Object.keys(resources).sort()).toEqual(['__proto__', 'b']);
+    expect(getString(resources['__proto__']?.resource, 'kind')).toBe('A');
   });
 });

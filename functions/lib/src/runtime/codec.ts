@@ -7,6 +7,7 @@
 // so at a thousand clusters this is where a server spends its time; the
 // generated codec stays the reference the tests compare against.
 
+import { keyedRecord } from '../json.js';
 import type { RunFunctionRequest, RunFunctionResponse } from '../protocol.js';
 
 /** Deeper than any Kubernetes object; bounds the recursion a hostile request can cause. */
@@ -306,7 +307,8 @@ function readResources(r: Reader, end: number): { items: DecodedResource[] } {
 function readState(r: Reader, end: number): { composite: DecodedResource | undefined; resources: Record<string, DecodedResource> } {
   const out: { composite: DecodedResource | undefined; resources: Record<string, DecodedResource> } = {
     composite: undefined,
-    resources: {},
+    // A thousand clusters are a thousand keys here.
+    resources: keyedRecord(),
   };
   while (r.pos < end) {
     const tag = r.varint();
