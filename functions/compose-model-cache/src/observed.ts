@@ -37,8 +37,9 @@ export interface ObservedComposed {
 export function readObserved(req: RunFunctionRequest): ObservedComposed {
   const children = new Map<string, JsonObject>();
   const legacy = new Map<string, LegacyObjects>();
-  for (const [key, observed] of Object.entries(req.observed?.resources ?? {})) {
-    const resource: unknown = observed.resource;
+  const resources = req.observed?.resources ?? {};
+  for (const key in resources) {
+    const resource: unknown = resources[key]?.resource;
     if (!isObject(resource)) continue;
     if (key.startsWith(CHILD_PREFIX) && key.length > CHILD_PREFIX.length) {
       children.set(key.slice(CHILD_PREFIX.length), resource);

@@ -11,6 +11,16 @@ const SEPARATOR = '-';
 const SURROGATE = /[\uD800-\uDFFF]/;
 
 /**
+ * Names made before, by their uncut string. A reconcile of a thousand-cluster
+ * cache names a thousand children, the same thousand as last time: a lookup
+ * instead of a SHA-256 and four strings each. What a name is never depends
+ * on it (the function stays a function of its request); it is bounded, and
+ * emptied when full.
+ */
+const KNOWN_NAMES = 16_384;
+const known = new Map<string, string>();
+
+/**
  * Crossplane's Python SDK `resource.child_name`, byte for byte: the parts joined
  * with "-", cut to 57 code points with trailing dashes removed, then "-" and the
  * first five hex digits of the SHA-256 of the whole, uncut string. Always
@@ -19,7 +29,17 @@ const SURROGATE = /[\uD800-\uDFFF]/;
  */
 export function childName(...parts: string[]): string {
   const full = parts.join(SEPARATOR);
-  // crypto.hash: one call, no Hash object; a thousand clusters are a thousand names per reconcile.
+  let name = known.get(full);
+  if (name === undefined) {
+    name = cutAndHash(full);
+    if (known.size >= KNOWN_NAMES) known.clear();
+    known.set(full, name);
+  }
+  return name;
+}
+
+function cutAndHash(full: string): string {
+  // crypto.hash: one call, no Hash object.
   const hash = digest('sha256', full, 'hex').slice(0, HASH_LENGTH);
   // Python slices by code point. Without surrogate pairs (every Kubernetes name) a code point is a
   // UTF-16 unit and a plain slice does; otherwise Array.from splits by code point.

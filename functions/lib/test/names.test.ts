@@ -58,6 +58,17 @@ describe('childName', () => {
   });
 });
 
+describe('childName, asked again', () => {
+  it('names the same, asked twice, and after twenty thousand other names have come and gone', () => {
+    // Names are remembered (and forgotten when too many); what a name is must never depend on that.
+    const first = VECTORS.map(([parts]) => childName(...parts));
+    for (let i = 0; i < 20_000; i++) childName('modelcache', 'ns', `cluster-${i}`);
+    expect(VECTORS.map(([parts]) => childName(...parts))).toEqual(VECTORS.map(([, expected]) => expected));
+    expect(first).toEqual(VECTORS.map(([, expected]) => expected));
+    expect(childName('modelcache', 'ns', 'cluster-19999')).toBe(childName('modelcache', 'ns', 'cluster-19999'));
+  });
+});
+
 describe('cache names', () => {
   it('are upstream names, without the cluster (each lives on its own cluster)', () => {
     expect(cacheNames('ml-team', 'qwen')).toEqual({
