@@ -32,7 +32,7 @@ interface Options {
 function parseOptions(argv: string[]): Options {
   const options: Options = {
     sizes: [1, 10, 100, 1000],
-    latencyBudgetMs: 4000,
+    latencyBudgetMs: 6000,
     minCalls: 20,
     maxCalls: 1500,
     throughputSeconds: 1.5,

@@ -65,6 +65,8 @@ function sameBytes(text: string, buf: Buffer, start: number): boolean {
 
 class Reader {
   pos = 0;
+  /** Where readList gathers a list's items. */
+  readonly items: Json[] = [];
   private readonly windows: (string | undefined)[] = [];
   constructor(readonly buf: Buffer) {}
 
@@ -231,17 +233,23 @@ function readStruct(r: Reader, end: number, depth: number): Record<string, Json>
 
 function readList(r: Reader, end: number, depth: number): Json[] {
   if (depth > MAX_STRUCT_DEPTH) throw new DecodeError(`list nested deeper than ${MAX_STRUCT_DEPTH}`);
-  const out: Json[] = [];
+  // Items gather on the reader's stack (a nested list gathers above them and takes its own off
+  // first) and leave as an array of exactly their number: an array grown by push keeps room for
+  // seventeen, and most Kubernetes lists hold one or two.
+  const items = r.items;
+  const start = items.length;
   while (r.pos < end) {
     const tag = r.varint();
     if (tag === 10) {
       const value = readValue(r, r.sub(end), depth + 1);
       // A Value with no kind set carries nothing; the generated codec reads it as undefined too.
-      if (value !== undefined) out.push(value);
+      if (value !== undefined) items.push(value);
     } else {
       r.skip(tag & 7, end);
     }
   }
+  const out = items.slice(start);
+  items.length = start;
   return out;
 }
 
