@@ -33,7 +33,7 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
  * One pass over the bytes with explicit bounds (no reader object per nested
  * message). Strings whose bytes are ASCII, as most Kubernetes strings are, are
  * cut from latin1 views of the buffer: a substring is far cheaper than a UTF-8
- * decode per string. The views are 64 KiB windows, made as needed: a view of
+ * decode per string. The views are 512 KiB windows, made as needed: a view of
  * the whole buffer would be, past 1 MiB, an external string, which the garbage
  * collector does not weigh, so dozens of them could pile up between
  * collections.
