@@ -22,6 +22,7 @@ import {
   compositeStatus,
   desiredResources,
   inferenceCluster,
+  modelCacheXr,
   parseLine,
   rawFunctionClient,
   requestBytes,
@@ -55,16 +56,7 @@ async function cacheOver(count: number, tag = 'big'): Promise<TestRequest> {
       storageClassName: 'modelplane-rwx',
     }),
   );
-  const xr: JsonObject = {
-    apiVersion: 'modelplane.ai/v1alpha1',
-    kind: 'ModelCache',
-    metadata: { name: 'qwen', namespace: 'ml-team' },
-    spec: {
-      source: 'HuggingFace',
-      huggingFace: { repo: 'Qwen/Qwen3-0.6B', sizeGiB: 20 },
-      clusterSelector: { matchLabels: { 'modelplane.ai/tier': 'a100' } },
-    },
-  };
+  const xr = modelCacheXr().resource;
   const first = await resolve('compose-model-cache', { meta: { tag }, observed: { composite: { resource: xr }, resources: {} } }, clusters);
   const composed = responseFromBytes(expectedAnswer('compose-model-cache', requestBytes(first)));
   const children = observedFrom(composed);

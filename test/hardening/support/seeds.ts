@@ -10,8 +10,10 @@ import {
   REPO_ROOT,
   desiredResources,
   inProcessClient,
+  HF_SOURCE,
   inferenceCluster,
   loadYamlDocuments,
+  modelCacheXr,
   manifestOf,
   type FunctionName,
   type TestRequest,
@@ -120,18 +122,7 @@ const TIER = { 'modelplane.ai/tier': 'a100' };
 const TOKEN_B64 = 'aGYtdG9rZW4tdmFsdWU=';
 
 function cacheXr(status?: JsonObject): JsonObject {
-  const xr: JsonObject = {
-    apiVersion: 'modelplane.ai/v1alpha1',
-    kind: 'ModelCache',
-    metadata: { name: 'qwen', namespace: 'ml-team' },
-    spec: {
-      source: 'HuggingFace',
-      huggingFace: { repo: 'Qwen/Qwen3-0.6B', sizeGiB: 20, authSecret: { name: 'hf-token', key: 'HF_TOKEN' } },
-      clusterSelector: { matchLabels: TIER },
-    },
-  };
-  if (status) xr['status'] = status;
-  return xr;
+  return modelCacheXr({ huggingFace: { ...HF_SOURCE, authSecret: { name: 'hf-token', key: 'HF_TOKEN' } } }, status).resource;
 }
 
 function providerObject(manifest: JsonObject, policies: string[] | undefined, remoteStatus: JsonObject | undefined): JsonObject {
