@@ -1,11 +1,11 @@
-// Bundle the render driver's two command lines (test/render) into single files
-// Node 20 runs without a TypeScript loader, the way functions are bundled:
-//   test/render/dist/render.mjs     `crossplane render`'s command line over the driver
+// Bundle the examples tool (test/render/examples-cli.ts) into one file Node 20
+// runs without a TypeScript loader, the way functions are bundled:
 //   test/render/dist/examples.mjs   make render / render-check / render-update
+// It renders with the real `crossplane render` (the CLI `make tools` builds).
 import { build } from 'esbuild';
 import { NODE_BUNDLE } from './bundle.mjs';
 
-const ENTRIES = { render: 'test/render/cli.ts', examples: 'test/render/examples-cli.ts' };
+const ENTRIES = { examples: 'test/render/examples-cli.ts' };
 
 await build({
   entryPoints: ENTRIES,

@@ -182,7 +182,6 @@ describe('the ModelCacheHydration XRD', () => {
       { name: 'CLUSTER', type: 'string', jsonPath: '.spec.clusterName' },
       { name: 'SOURCE', type: 'string', jsonPath: '.spec.source' },
       { name: 'PHASE', type: 'string', jsonPath: '.status.phase' },
-      { name: 'AGE', type: 'date', jsonPath: '.metadata.creationTimestamp' },
     ]);
   });
 

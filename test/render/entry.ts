@@ -1,6 +1,5 @@
-// Both command lines of the driver (cli.ts, examples-cli.ts) are modules the
-// tests import and programs Node runs; each runs its main only in the second
-// case.
+// The examples tool (examples-cli.ts) is a module the tests import and a
+// program Node runs (make render); it runs its main only in the second case.
 
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';

@@ -1,24 +1,15 @@
 // `make render`, `make render-check` and `make render-update`: start the three
 // function servers where examples/functions.yaml points (insecure, on
-// 127.0.0.1), render every examples/<xr>/<stage>/ with `crossplane render` when
-// the CLI is on PATH and with our driver otherwise, then print each render,
-// compare each with its expected.yaml, or rewrite the expected files. The
-// servers are stopped however this ends.
+// 127.0.0.1), render every examples/<xr>/<stage>/ with the real `crossplane
+// render` (the pinned CLI `make tools` builds; tools/versions.env), then print
+// each render, compare each with its expected.yaml, or rewrite the expected
+// files. The servers are stopped however this ends.
 //
 //   node test/render/dist/examples.mjs [--check | --update]
-//   RENDER_WITH=driver|crossplane   pick the renderer (default: crossplane if installed)
 
 import { relative } from 'node:path';
-import {
-  compareWithExpected,
-  findExamples,
-  onPath,
-  renderExample,
-  startExampleServers,
-  writeExpected,
-  type ExampleServers,
-  type Renderer,
-} from './examples.js';
+import { requireTool } from '../support/tools.js';
+import { compareWithExpected, findExamples, renderExample, startExampleServers, writeExpected, type ExampleServers } from './examples.js';
 import { invokedDirectly } from './entry.js';
 import { formatYamlStream } from './yaml.js';
 
@@ -29,35 +20,7 @@ export interface Io {
   stderr: (text: string) => void;
 }
 
-function chooseRenderer(env: Readonly<Record<string, string | undefined>>): Renderer {
-  const wanted = env['RENDER_WITH'] ?? 'auto';
-  const cli = onPath('crossplane', env['PATH'] ?? '');
-  switch (wanted) {
-    case 'driver':
-      return 'driver';
-    case 'crossplane':
-      if (!cli)
-        throw new Error(
-          'RENDER_WITH=crossplane, but there is no crossplane CLI on PATH (install it: https://docs.crossplane.io/latest/cli/)',
-        );
-      return 'crossplane';
-    case 'auto':
-      return cli ? 'crossplane' : 'driver';
-    default:
-      throw new Error(`RENDER_WITH must be auto, crossplane or driver (got ${JSON.stringify(wanted)})`);
-  }
-}
-
-function describeRenderer(renderer: Renderer): string {
-  return renderer === 'crossplane' ? 'crossplane render' : "the project's render driver (test/render; no crossplane CLI on PATH)";
-}
-
-export async function main(
-  argv: readonly string[],
-  io: Io,
-  root: string,
-  env: Readonly<Record<string, string | undefined>>,
-): Promise<number> {
+export async function main(argv: readonly string[], io: Io, root: string): Promise<number> {
   const mode: Mode = argv.includes('--check') ? 'check' : argv.includes('--update') ? 'update' : 'print';
   const unknown = argv.filter((arg) => arg !== '--check' && arg !== '--update');
   if (unknown.length > 0 || (argv.includes('--check') && argv.includes('--update'))) {
@@ -71,14 +34,14 @@ export async function main(
     return 0;
   }
 
-  let renderer: Renderer;
+  let crossplane: string;
   try {
-    renderer = chooseRenderer(env);
+    crossplane = requireTool('CROSSPLANE', root);
   } catch (error) {
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
     return 2;
   }
-  io.stderr(`Rendering ${examples.length} example${examples.length === 1 ? '' : 's'} with ${describeRenderer(renderer)}.\n`);
+  io.stderr(`Rendering ${examples.length} example${examples.length === 1 ? '' : 's'} with ${crossplane} render.\n`);
 
   let servers: ExampleServers | undefined;
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -92,12 +55,14 @@ export async function main(
   let failures = 0;
   let differences = 0;
   try {
-    servers = await startExampleServers(root);
+    // Ephemeral ports and a copy of functions.yaml pointing at them: `make render`
+    // runs beside `make run` (9443-9445) and `make up` (whose provider holds 9443).
+    servers = await startExampleServers(root, { ephemeralPorts: true });
     for (const example of examples) {
       const label = `examples/${example.name}`;
       let docs;
       try {
-        docs = await renderExample(root, example, { renderer });
+        docs = await renderExample(root, example, { crossplane, functions: servers.functions });
       } catch (error) {
         failures++;
         io.stdout(`# ==== ${label}: FAILED ====\n`);
@@ -143,6 +108,5 @@ if (invokedDirectly(import.meta.url)) {
     process.argv.slice(2),
     { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text) },
     process.cwd(),
-    process.env,
   );
 }

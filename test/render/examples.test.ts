@@ -1,15 +1,16 @@
 // Every render example under examples/<xr>/<stage>/, rendered through the
-// built function servers with the project's render driver and compared with
-// its checked-in expected.yaml (what `make render-check` does, inside `make
-// test`). An example without expected.yaml fails, saying how to write one.
+// built function servers (on ephemeral ports) with the real `crossplane render`
+// and compared with its checked-in expected.yaml (what `make render-check`
+// does). An example without expected.yaml fails, saying how to write one.
 //
 // The expected output pins what each stage renders. What it can't pin is
 // whether the inputs tell a true story, so each example is also held to:
 // - its inputs are in the formats render reads, and every XR in them (the
 //   stage's own, and any in -e or -o) is one its XRD admits, status included;
 // - every mount contract in its inputs is one the library would publish;
-// - each function asked for everything at once (two calls at most) and no
-//   render holds a null or a NaN;
+// - each function asked for everything at once (two calls at most: counted
+//   from the servers' `RunFunction` log lines, one per call, while render
+//   runs one example at a time) and no render holds a null or a NaN;
 // - what it observes is what the function composes: for a stage that
 //   continues an earlier one (CHAINS), its XR carries the status and
 //   conditions the earlier render wrote, and it observes exactly what that
@@ -19,10 +20,9 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asArray, compareNames, getIn, getObject, getString, isObject, validateMount, type JsonObject } from '#lib';
-import { REPO_ROOT, badValues, loadXrd, validateXr, type Xrd } from '#testing';
+import { REPO_ROOT, badValues, loadXrd, parseLine, validateXr, type Xrd } from '#testing';
 import {
   ANNOTATION,
-  EXAMPLE_FORMAT,
   compositionFor,
   findCompositions,
   findExamples,
@@ -31,12 +31,12 @@ import {
   missingExpectedMessage,
   parseYamlStream,
   readYamlStream,
-  renderDocuments,
-  renderWithDriver,
+  renderWithCrossplane,
   startExampleServers,
+  type CrossplaneRender,
+  type CrossplaneRenderOptions,
   type Example,
   type ExampleServers,
-  type RenderOutput,
 } from './index.js';
 import { LABEL_CLAIM_NAME, LABEL_CLAIM_NAMESPACE, LABEL_COMPOSITE } from './metadata.js';
 
@@ -77,7 +77,7 @@ function keyOf(doc: JsonObject): string | undefined {
 }
 
 /** The composed resources of a render, by key. */
-function composedOf(output: RenderOutput): Map<string, JsonObject> {
+function composedOf(output: CrossplaneRender): Map<string, JsonObject> {
   return new Map(output.composedResources.map((doc) => [keyOf(doc)!, doc]));
 }
 
@@ -118,12 +118,37 @@ describe('render examples', () => {
   }
 
   let servers: ExampleServers;
-  const renders = new Map<string, Promise<RenderOutput>>();
-  /** Each example rendered once, however many tests read it. */
-  const render = (example: Example): Promise<RenderOutput> => {
+  interface Rendered {
+    output: CrossplaneRender;
+    /** Function name -> how many RunFunction calls its server answered during this render. */
+    calls: Map<string, number>;
+  }
+  // One render at a time, so the calls a server logs while it runs are this render's.
+  let queue: Promise<unknown> = Promise.resolve();
+  const serially = <T>(task: () => Promise<T>): Promise<T> => {
+    const next = queue.then(task, task);
+    queue = next.catch(() => undefined);
+    return next;
+  };
+  /** The calls a server answered since its line `from`: its log has one `RunFunction` line per call (or `RunFunction failed`, `refused`). */
+  const CALL_MESSAGES = new Set(['RunFunction', 'RunFunction failed', 'RunFunction refused']);
+  const callLines = (server: { lines: string[] }, from: number): number =>
+    server.lines.slice(from).filter((line) => CALL_MESSAGES.has(parseLine(line)?.['msg'] as string)).length;
+  const renderCounted = (example: Example, options: CrossplaneRenderOptions): Promise<Rendered> =>
+    serially(async () => {
+      const before = new Map(Object.entries(servers.servers).map(([name, server]) => [name, server.lines.length]));
+      const output = await renderWithCrossplane(REPO_ROOT, example, { functions: servers.functions, ...options });
+      // A server logs a call before it answers it; let the last lines in.
+      await new Promise((resolve) => setImmediate(resolve));
+      const calls = new Map(Object.entries(servers.servers).map(([name, server]) => [name, callLines(server, before.get(name)!)]));
+      return { output, calls };
+    });
+  const renders = new Map<string, Promise<Rendered>>();
+  /** Each example rendered once (with -r, as expected.yaml holds it), however many tests read it. */
+  const render = (example: Example): Promise<Rendered> => {
     let found = renders.get(example.name);
     if (!found) {
-      found = renderWithDriver(REPO_ROOT, example, { targets: servers.targets });
+      found = renderCounted(example, { results: true });
       renders.set(example.name, found);
     }
     return found;
@@ -173,7 +198,7 @@ describe('render examples', () => {
     });
 
     it('renders as its expected.yaml says', async () => {
-      const rendered = renderDocuments(await render(example), EXAMPLE_FORMAT);
+      const rendered = (await render(example)).output.documents;
       let expectedText: string;
       try {
         expectedText = readFileSync(example.expected, 'utf8');
@@ -185,15 +210,23 @@ describe('render examples', () => {
     });
 
     it('asks for everything at once (two calls a step at most), and renders no null or NaN', async () => {
-      const output = await render(example);
-      for (const step of output.steps) expect(step.calls, step.step).toBeLessThanOrEqual(2);
-      expect(badValues(renderDocuments(output, EXAMPLE_FORMAT))).toEqual([]);
+      const { output, calls } = await render(example);
+      const { composition } = compositionFor(loadCompositeResource(example.xr), findCompositions(REPO_ROOT), REPO_ROOT);
+      const steps = new Map<string, number>();
+      for (const step of composition.pipeline) steps.set(step.functionName, (steps.get(step.functionName) ?? 0) + 1);
+      for (const [fn, count] of steps) {
+        expect(calls.get(fn), `${fn}: at least one call per step`).toBeGreaterThanOrEqual(count);
+        expect(calls.get(fn), fn).toBeLessThanOrEqual(2 * count);
+      }
+      // No other function was called.
+      for (const [fn, count] of calls) if (!steps.has(fn)) expect(count, fn).toBe(0);
+      expect(badValues(output.documents)).toEqual([]);
     });
 
     const earlier = earlierOf.get(example.name);
     if (earlier !== undefined) {
       it(`continues ${earlier}: the status it wrote, and what it composed`, async () => {
-        const before = await render(byName.get(earlier)!);
+        const before = (await render(byName.get(earlier)!)).output;
         const xr = loadCompositeResource(example.xr);
         expect(withoutConditions(getObject(xr, 'status'))).toEqual(withoutConditions(getObject(before.compositeResource, 'status')));
         const wrote = conditionsOf(before.compositeResource);
@@ -207,7 +240,7 @@ describe('render examples', () => {
       });
     } else if (example.observed) {
       it('observes what the function composes for this XR', async () => {
-        const composed = composedOf(await renderWithDriver(REPO_ROOT, example, { targets: servers.targets, observed: false }));
+        const composed = composedOf((await renderCounted(example, { observed: false })).output);
         const observed = readYamlStream(example.observed!);
         const checked = observed.filter((doc) => composed.has(keyOf(doc)!));
         expect(checked.length, 'at least one observed resource is one the function composes').toBeGreaterThan(0);

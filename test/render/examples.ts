@@ -1,24 +1,23 @@
 // The render examples under examples/<xr>/<stage>/: finding them, finding the
 // Composition each one's XR needs, starting the function servers that
-// examples/functions.yaml points at, rendering each (with the crossplane CLI
-// or our driver), and comparing with the checked-in expected output.
+// examples/functions.yaml points at (or on ephemeral ports, with a copy of
+// functions.yaml that points there), rendering each with the real `crossplane
+// render` (the pinned CLI tools/build.sh builds), and comparing with the
+// checked-in expected output.
 
-import { spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { delimiter, extname, join, relative } from 'node:path';
-import { compareNames, getString, type JsonObject } from '#lib';
+import { mkdtempSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { extname, join, relative } from 'node:path';
+import { compareNames, getString, isObject, type JsonObject } from '#lib';
 import { FUNCTION_NAMES, startServer, type FunctionName, type RunningServer } from '../support/server.js';
-import { checkCompositionFor, loadCompositeResource, loadFunctions, parseComposition, type Composition } from './load.js';
-import { renderDocuments, renderPipeline, type FormatOptions, type RenderOutput } from './render.js';
+import { requireTool, runTool } from '../support/tools.js';
+import { ANNOTATION, checkCompositionFor, loadCompositeResource, loadFunctions, parseComposition, type Composition } from './load.js';
 import { formatYamlStream, parseYamlStream, readYamlStream } from './yaml.js';
 
 export const EXAMPLES_DIR = 'examples';
 export const FUNCTIONS_FILE = join(EXAMPLES_DIR, 'functions.yaml');
 export const PACKAGE_DIR = 'package';
 export const FILES = { xr: 'xr.yaml', required: 'required.yaml', observed: 'observed.yaml', expected: 'expected.yaml' } as const;
-
-/** Every example renders with -r: the results are the events a person would see on the XR. */
-export const EXAMPLE_FORMAT: FormatOptions = { includeFunctionResults: true };
 
 const EXPECTED_HEADER = [
   '# Written by `make render-update` from the inputs in this folder. Review the',
@@ -124,6 +123,14 @@ export function exampleFunctions(root: string): ExampleFunction[] {
 export interface ExampleServers {
   /** Function name -> host:port it listens on. */
   targets: Record<string, string>;
+  /** Function name -> its running server (its stdout log lines: one `RunFunction` line per call). */
+  servers: Record<string, RunningServer>;
+  /**
+   * The functions.yaml to render with: examples/functions.yaml when the
+   * servers listen where it points, else a temporary copy whose Development
+   * targets point at the servers (removed by stop()).
+   */
+  functions: string;
   stop(): Promise<void>;
   /** Signal every server to stop, synchronously (for process exit handlers, which can't wait). */
   signal(): void;
@@ -137,17 +144,35 @@ function listenAddress(target: string): string {
   return `127.0.0.1:${match[2]!}`;
 }
 
+/** examples/functions.yaml with each Function's Development target set to where it listens. */
+export function functionsFileText(root: string, targets: Readonly<Record<string, string>>): string {
+  const docs = readYamlStream(join(root, FUNCTIONS_FILE)).map((doc) => {
+    const name = getString(doc, 'metadata', 'name') ?? '';
+    const target = targets[name];
+    if (target === undefined) throw new Error(`${FUNCTIONS_FILE}: no server for Function ${name}`);
+    const metadata = isObject(doc['metadata']) ? doc['metadata'] : {};
+    const annotations = isObject(metadata['annotations']) ? metadata['annotations'] : {};
+    return { ...doc, metadata: { ...metadata, annotations: { ...annotations, [ANNOTATION.developmentTarget]: target } } };
+  });
+  return formatYamlStream(docs);
+}
+
 /**
  * Start each function's server, insecure, where functions.yaml points (or on
- * ephemeral ports), and a way to stop them all. If one fails to start, the
- * ones already started are stopped before the error is thrown.
+ * ephemeral ports, so tests never collide with `make run`), and a way to stop
+ * them all. If one fails to start, the ones already started are stopped
+ * before the error is thrown.
  */
 export async function startExampleServers(root: string, options: { ephemeralPorts?: boolean } = {}): Promise<ExampleServers> {
   const running: RunningServer[] = [];
   const targets: Record<string, string> = {};
+  const servers: Record<string, RunningServer> = {};
+  let scratch: string | undefined;
   const stop = async (): Promise<void> => {
     await Promise.all(running.map((server) => server.stop()));
+    if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
   };
+  let functions = join(root, FUNCTIONS_FILE);
   try {
     for (const fn of exampleFunctions(root)) {
       const address = options.ephemeralPorts ? undefined : listenAddress(fn.target);
@@ -165,6 +190,12 @@ export async function startExampleServers(root: string, options: { ephemeralPort
       }
       running.push(server);
       targets[fn.name] = server.address;
+      servers[fn.name] = server;
+    }
+    if (options.ephemeralPorts) {
+      scratch = mkdtempSync(join(tmpdir(), 'example-functions-'));
+      functions = join(scratch, 'functions.yaml');
+      writeFileSync(functions, functionsFileText(root, targets));
     }
   } catch (error) {
     await stop();
@@ -174,85 +205,84 @@ export async function startExampleServers(root: string, options: { ephemeralPort
     for (const server of running)
       if (server.process.exitCode === null && server.process.signalCode === null) server.process.kill('SIGTERM');
   };
-  return { targets, stop, signal };
+  return { targets, servers, functions, stop, signal };
 }
 
-export type Renderer = 'driver' | 'crossplane';
-
-/** `command` if it is an executable file on PATH. */
-export function onPath(command: string, path = process.env['PATH'] ?? ''): string | undefined {
-  for (const dir of path.split(delimiter)) {
-    if (dir === '') continue;
-    const candidate = join(dir, command);
-    try {
-      if (!statSync(candidate).isFile()) continue;
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here, or not executable
-    }
-  }
-  return undefined;
+export interface CrossplaneRenderOptions {
+  /** The functions.yaml render reads: where each Function's Development target points (examples/functions.yaml by default). */
+  functions?: string;
+  /** The crossplane CLI (the pinned one tools/build.sh builds, by default). */
+  crossplane?: string;
+  /** -o: the example's observed resources, if it has any (default true). */
+  observed?: boolean;
+  /** -x: the XR with the input's metadata and spec, as `crossplane beta validate` needs it. */
+  fullXr?: boolean;
+  /** -r: the functions' results, as kind: Result. */
+  results?: boolean;
 }
 
-function run(command: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      resolve({ code, stdout, stderr });
-    });
-  });
+export interface CrossplaneRender {
+  /** Every document render printed, in its order. */
+  documents: JsonObject[];
+  /** The XR (render prints it first). */
+  compositeResource: JsonObject;
+  composedResources: JsonObject[];
+  /** The documents of kind Result (render.crossplane.io), with -r. */
+  results: JsonObject[];
 }
 
-export interface RenderExampleOptions {
-  renderer: Renderer;
-  /** Driver only: where each Function listens, when not where functions.yaml says. */
-  targets?: Record<string, string>;
+/** Whether a document is one of render's own (a Result or a Context), not a resource. */
+export function isRenderOutput(doc: JsonObject): boolean {
+  return (getString(doc, 'apiVersion') ?? '').startsWith('render.crossplane.io/');
 }
 
-/**
- * Render one example with the project's driver, keeping all it knows (each
- * step's calls, the requirements). `observed: false` leaves out -o: what the
- * functions compose for this XR and these required resources when nothing
- * has been composed yet.
- */
-export async function renderWithDriver(
+/** Split render's output into the XR, the composed resources and the results. */
+export function parseRenderOutput(text: string): CrossplaneRender {
+  const documents = parseYamlStream(text, 'crossplane render output');
+  const [compositeResource, ...rest] = documents;
+  if (compositeResource === undefined) throw new Error('crossplane render printed nothing');
+  return {
+    documents,
+    compositeResource,
+    composedResources: rest.filter((doc) => !isRenderOutput(doc)),
+    results: rest.filter((doc) => isRenderOutput(doc) && getString(doc, 'kind') === 'Result'),
+  };
+}
+
+/** The arguments of `crossplane render` for an example, against the Composition in package/ for its XR. */
+export function renderArguments(root: string, example: Example, options: CrossplaneRenderOptions = {}): string[] {
+  if (!existsSync(example.xr)) throw new Error(`${relative(root, example.xr)} is missing: every example folder needs the XR`);
+  const xr = loadCompositeResource(example.xr);
+  const { file: composition } = compositionFor(xr, findCompositions(root), root);
+  const args = ['render', example.xr, composition, options.functions ?? join(root, FUNCTIONS_FILE)];
+  if (example.required) args.push('--required-resources', example.required);
+  if (example.observed && options.observed !== false) args.push('--observed-resources', example.observed);
+  if (options.fullXr) args.push('--include-full-xr');
+  if (options.results) args.push('--include-function-results');
+  return args;
+}
+
+/** Render one example with the real `crossplane render` (its Functions in the Development runtime, already running). */
+export async function renderWithCrossplane(
   root: string,
   example: Example,
-  options: { targets?: Record<string, string>; observed?: boolean } = {},
-): Promise<RenderOutput> {
-  if (!existsSync(example.xr)) throw new Error(`${relative(root, example.xr)} is missing: every example folder needs the XR`);
-  const xr = loadCompositeResource(example.xr);
-  const { file: composition } = compositionFor(xr, findCompositions(root), root);
-  return renderPipeline({
-    compositeResource: xr,
-    composition,
-    functions: join(root, FUNCTIONS_FILE),
-    ...(example.required ? { requiredResources: example.required } : {}),
-    ...(example.observed && options.observed !== false ? { observedResources: example.observed } : {}),
-    ...(options.targets ? { targets: options.targets } : {}),
-  });
+  options: CrossplaneRenderOptions = {},
+): Promise<CrossplaneRender> {
+  const args = renderArguments(root, example, options);
+  const result = await runTool(options.crossplane ?? requireTool('CROSSPLANE', root), args);
+  if (result.code !== 0) {
+    throw new Error(`crossplane render failed (exit ${String(result.code)}) for examples/${example.name}:\n${result.stderr.trim()}`);
+  }
+  return parseRenderOutput(result.stdout);
 }
 
-/** Render one example as render prints it (with -r), as documents. */
-export async function renderExample(root: string, example: Example, options: RenderExampleOptions): Promise<JsonObject[]> {
-  if (options.renderer === 'driver') {
-    return renderDocuments(await renderWithDriver(root, example, options.targets ? { targets: options.targets } : {}), EXAMPLE_FORMAT);
-  }
-  if (!existsSync(example.xr)) throw new Error(`${relative(root, example.xr)} is missing: every example folder needs the XR`);
-  const xr = loadCompositeResource(example.xr);
-  const { file: composition } = compositionFor(xr, findCompositions(root), root);
-  const args = ['render', example.xr, composition, join(root, FUNCTIONS_FILE), '--include-function-results'];
-  if (example.required) args.push('--required-resources', example.required);
-  if (example.observed) args.push('--observed-resources', example.observed);
-  const result = await run('crossplane', args);
-  if (result.code !== 0) throw new Error(`crossplane render failed (exit ${result.code}):\n${result.stderr.trim()}`);
-  return parseYamlStream(result.stdout, 'crossplane render output');
+/** What an example's expected.yaml holds: render's output with -r (the results are the events a person would see on the XR). */
+export async function renderExample(
+  root: string,
+  example: Example,
+  options: Omit<CrossplaneRenderOptions, 'results' | 'fullXr'> = {},
+): Promise<JsonObject[]> {
+  return (await renderWithCrossplane(root, example, { ...options, results: true })).documents;
 }
 
 /** The expected output file's text for these documents (the note sits inside the first document: a comment-only document is not one). */

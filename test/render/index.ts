@@ -1,4 +1,6 @@
-// The project's `crossplane render` (see render.ts), as a library for tests.
+// The project's driver of the Function pipeline (render.ts, runner.ts: what the
+// control-plane double and bench run on), and the examples with the real
+// `crossplane render` (examples.ts), as a library for tests.
 
 export * from './examples.js';
 export * from './fetch.js';

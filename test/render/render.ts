@@ -1,10 +1,13 @@
-// The project's own `crossplane render`, for machines without the crossplane
-// CLI. It follows render's rules (Crossplane v2.1, cmd/crank/render): load and
-// check the inputs, run the Composition's pipeline step by step against each
-// Function's Development target, loop on each step's requirements, pass
-// desired state and context along, stop at a Fatal result, then build render's
-// output: the XR (identity, status, the conditions render sets), each desired
-// composed resource with the metadata Crossplane adds, and the results.
+// The project's own driver of a Composition's Function pipeline, in process
+// (make render and the example tests run the real `crossplane render`; the
+// control-plane double and bench run on this driver's parts: runner.ts,
+// fetch.ts, metadata.ts, readyCondition). It follows render's rules
+// (Crossplane v2.1, cmd/crank/render): load and check the inputs, run the
+// Composition's pipeline step by step against each Function's Development
+// target, loop on each step's requirements, pass desired state and context
+// along, stop at a Fatal result, then build render's output: the XR
+// (identity, status, the conditions render sets), each desired composed
+// resource with the metadata Crossplane adds, and the results.
 
 import { Buffer } from 'node:buffer';
 import {

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# `make down`: stop everything `make up` started and remove its state
+# (`--keep-state` keeps the logs and kubeconfigs, for reading after a failure).
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+if [[ ! -f "$state/pids" ]]; then
+	echo "Nothing to stop: no local control plane state in $state."
+	exit 0
+fi
+# Stop in reverse order of start: the controllers before the API servers, etcd last.
+tac "$state/pids" | while read -r pid name; do
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+		for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL -- "-$pid" 2>/dev/null || true
+		echo "stopped $name"
+	fi
+done
+if [[ "${1:-}" == --keep-state ]]; then
+	rm -f "$state/pids"
+	echo "Kept $state (logs and kubeconfigs)."
+else
+	rm -rf "$state"
+	echo "Removed $state."
+fi

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# `make up`: a real Crossplane control plane on localhost, without Docker.
+#
+#   etcd ─┬─ kube-apiserver "control plane" (:16443) ── kube-controller-manager (GC, namespaces)
+#         │      ├── Crossplane core (webhooks on: Usages are enforced)
+#         │      ├── provider-kubernetes (one ClusterProviderConfig per workload cluster)
+#         │      └── our three function servers (mutual TLS, one CA made here)
+#         ├─ kube-apiserver "cluster-a" (:16444) ─┐ workload clusters, each with a
+#         ├─ kube-apiserver "cluster-b" (:16445)  ├ kube-controller-manager (Job TTL, GC,
+#         └─ kube-apiserver "cluster-c" (:16446) ─┘ claim protection); no nodes, no pods
+#
+# Every binary is a pinned upstream build from `make tools`; the only stand-ins
+# are the workload kubelet (test/e2e/workload-kubelet.ts) and the
+# InferenceCluster CRD (upstream Modelplane's kind, reduced to what we read).
+# Everything it starts keeps running until `make down`. State, logs and
+# kubeconfigs live in $MODELPLANE_UP_DIR (default: _output/up in the clone).
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+here="$repo/test/e2e/control-plane"
+# shellcheck source=common.sh
+source "$here/common.sh"
+
+if [[ -f "$state/pids" ]] && any_running; then
+	echo "The local control plane is already up (state in $state). \`make down\` stops it." >&2
+	print_usage
+	exit 0
+fi
+rm -rf "$state" && mkdir -p -m 700 "$state"/etcd && mkdir -p "$state"/{logs,certs,kubeconfigs,cache,crossplane-server,crossplane-client,function-server,provider-server}
+: >"$state/pids"
+trap 'status=$?; if ((status != 0)); then step "failed; the logs are in $state/logs"; tail_logs; bash "$here/down.sh" --keep-state >/dev/null 2>&1 || true; fi' EXIT
+
+for port in "${ALL_PORTS[@]}"; do
+	if port_taken "$port"; then
+		echo "port $port is in use (is \`make run\` or another control plane running?); the local control plane needs ${ALL_PORTS[*]}" >&2
+		exit 1
+	fi
+done
+
+step "certificates: one CA for the API servers, Crossplane, the provider and the functions"
+certs="$state/certs"
+openssl_quiet req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=modelplane-local-ca" \
+	-keyout "$certs/ca.key" -out "$certs/ca.crt"
+issue() { # NAME CN [O] [SANS] [EXTENDED_KEY_USAGE]
+	local name="$1" cn="$2" org="${3:-}" sans="${4:-}" eku="${5:-serverAuth,clientAuth}" subject="/CN=$2"
+	[[ -n "$org" ]] && subject="/O=$org/CN=$cn"
+	openssl_quiet req -newkey rsa:2048 -nodes -subj "$subject" -keyout "$certs/$name.key" -out "$certs/$name.csr"
+	{
+		echo "basicConstraints=CA:FALSE"
+		echo "keyUsage=digitalSignature,keyEncipherment"
+		echo "extendedKeyUsage=$eku"
+		[[ -n "$sans" ]] && echo "subjectAltName=$sans"
+	} >"$certs/$name.ext"
+	openssl_quiet x509 -req -in "$certs/$name.csr" -CA "$certs/ca.crt" -CAkey "$certs/ca.key" -CAcreateserial \
+		-days 30 -extfile "$certs/$name.ext" -out "$certs/$name.crt"
+}
+issue serving localhost "" "DNS:localhost,IP:127.0.0.1" serverAuth
+issue admin admin system:masters "" clientAuth
+issue crossplane-client crossplane "" "DNS:crossplane.crossplane-system" clientAuth
+openssl_quiet genrsa -out "$certs/sa.key" 2048
+openssl_quiet rsa -in "$certs/sa.key" -pubout -out "$certs/sa.pub"
+# The three certificate directories the way each server reads them: tls.crt, tls.key, ca.crt.
+for dir in crossplane-server function-server provider-server; do
+	cp "$certs/serving.crt" "$state/$dir/tls.crt" && cp "$certs/serving.key" "$state/$dir/tls.key" && cp "$certs/ca.crt" "$state/$dir/ca.crt"
+done
+cp "$certs/crossplane-client.crt" "$state/crossplane-client/tls.crt"
+cp "$certs/crossplane-client.key" "$state/crossplane-client/tls.key"
+cp "$certs/ca.crt" "$state/crossplane-client/ca.crt"
+
+step "etcd $ETCD_VERSION on :$ETCD_PORT (one store; each API server has its own prefix)"
+start etcd "$ETCD" --name local --data-dir "$state/etcd" \
+	--listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+	--listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+	--initial-cluster "local=http://127.0.0.1:$ETCD_PEER_PORT" --log-level warn --quota-backend-bytes 2147483648
+wait_for "etcd" 60 curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
+
+step "kube-apiserver $KUBERNETES_VERSION: the control plane on :$CONTROL_PLANE_PORT, workload clusters ${WORKLOAD_CLUSTERS[*]}"
+apiserver() { # NAME PORT EXTRA_FLAGS...
+	local name="$1" port="$2"
+	shift 2
+	start "apiserver-$name" "$KUBE_APISERVER" \
+		--etcd-servers "http://127.0.0.1:$ETCD_PORT" --etcd-prefix "/$name" \
+		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" \
+		--tls-cert-file "$certs/serving.crt" --tls-private-key-file "$certs/serving.key" \
+		--client-ca-file "$certs/ca.crt" --authorization-mode RBAC \
+		--service-account-issuer "https://kubernetes.default.svc" \
+		--service-account-key-file "$certs/sa.pub" --service-account-signing-key-file "$certs/sa.key" \
+		--service-cluster-ip-range 10.96.0.0/16 --allow-privileged=false "$@"
+	kubeconfig "$name" "$port"
+}
+apiserver control-plane "$CONTROL_PLANE_PORT"
+for i in "${!WORKLOAD_CLUSTERS[@]}"; do
+	apiserver "${WORKLOAD_CLUSTERS[$i]}" "${WORKLOAD_PORTS[$i]}"
+done
+for name in control-plane "${WORKLOAD_CLUSTERS[@]}"; do
+	wait_for "kube-apiserver $name" 180 kubectl_as "$name" get --raw /readyz
+done
+wait_for "namespace default on the control plane" 60 kubectl_as control-plane get namespace default
+for name in "${WORKLOAD_CLUSTERS[@]}"; do
+	# What a replica composes there besides core kinds: HTTPRoute, InferencePool.
+	wait_for "namespace default on $name" 60 kubectl_as "$name" get namespace default
+	kubectl_as "$name" apply --server-side -f "$WORKLOAD_CRDS" >/dev/null
+done
+
+step "kube-controller-manager: garbage collection and namespaces on the control plane; Job TTLs and claim protection on the workload clusters"
+controller_manager() { # NAME CONTROLLERS
+	start "controller-manager-$1" "$KUBE_CONTROLLER_MANAGER" \
+		--kubeconfig "$state/kubeconfigs/$1" --authentication-kubeconfig "$state/kubeconfigs/$1" \
+		--authorization-kubeconfig "$state/kubeconfigs/$1" --leader-elect=false \
+		--controllers "$2" --secure-port 0 \
+		--root-ca-file "$certs/ca.crt" --service-account-private-key-file "$certs/sa.key"
+}
+controller_manager control-plane garbage-collector-controller,namespace-controller
+for name in "${WORKLOAD_CLUSTERS[@]}"; do
+	# The controllers that act on what our functions compose there without
+	# pods: a finished Job's TTL, owner references, a claim's protection
+	# finalizer. No job, deployment or volume controllers: with no nodes they
+	# could do nothing, and the workload kubelet stand-in plays them.
+	controller_manager "$name" ttl-after-finished-controller,garbage-collector-controller,persistentvolumeclaim-protection-controller
+done
+
+export KUBECONFIG="$state/kubeconfigs/control-plane"
+
+step "Crossplane $CROSSPLANE_VERSION: its CRDs, the Usage webhook (on 127.0.0.1:$CROSSPLANE_WEBHOOK_PORT), core"
+"$KUBECTL" apply --server-side --force-conflicts -f "$CROSSPLANE_CRDS" >/dev/null
+"$KUBECTL" wait --for condition=Established --timeout 120s crd --all >/dev/null
+"$KUBECTL" create namespace crossplane-system >/dev/null
+ca_bundle="$(base64 -w0 <"$certs/ca.crt")"
+sed -e "s|@CA_BUNDLE@|$ca_bundle|" -e "s|@PORT@|$CROSSPLANE_WEBHOOK_PORT|" "$here/usage-webhook.yaml" | "$KUBECTL" apply -f - >/dev/null
+# Functions run as our own processes (External runtime): Crossplane starts no
+# Deployments for them; their revisions are registered below.
+start crossplane env POD_NAMESPACE=crossplane-system TLS_SERVER_CERTS_DIR="$state/crossplane-server" \
+	TLS_CLIENT_CERTS_DIR="$state/crossplane-client" \
+	"$CROSSPLANE_CORE" core start --namespace crossplane-system --cache-dir "$state/cache" \
+	--package-runtime External --webhook-port "$CROSSPLANE_WEBHOOK_PORT" --metrics-port "$CROSSPLANE_METRICS_PORT" \
+	--health-probe-port "$CROSSPLANE_HEALTH_PORT" --poll-interval "$POLL_INTERVAL" --sync-interval 1m
+wait_for "Crossplane core (its webhook answering)" 120 curl -fsS "http://127.0.0.1:$CROSSPLANE_HEALTH_PORT/readyz"
+
+step "provider-kubernetes $PROVIDER_KUBERNETES_VERSION: its CRDs, a ClusterProviderConfig per workload cluster"
+for crd in "$PROVIDER_KUBERNETES_CRDS"/*.yaml; do
+	# The legacy cluster-scoped Object converts through the provider's webhook
+	# Service, which doesn't exist here; nothing of ours uses that kind.
+	if grep -q '^  conversion:' "$crd"; then
+		sed -e '/^  conversion:/,/^  group:/{/^  group:/!d}' "$crd"
+	else
+		cat "$crd"
+	fi
+	echo '---'
+done | "$KUBECTL" apply --server-side --force-conflicts -f - >/dev/null
+"$KUBECTL" wait --for condition=Established --timeout 120s crd --all >/dev/null
+for name in "${WORKLOAD_CLUSTERS[@]}"; do
+	"$KUBECTL" -n crossplane-system create secret generic "kubeconfig-$name" \
+		--from-file=kubeconfig="$state/kubeconfigs/$name" >/dev/null
+	sed -e "s|@NAME@|$name|g" "$here/cluster-provider-config.yaml" | "$KUBECTL" apply -f - >/dev/null
+done
+start provider-kubernetes env TLS_SERVER_CERTS_DIR="$state/provider-server" "$PROVIDER_KUBERNETES" \
+	--poll "$POLL_INTERVAL" --health-probe-bind-addr "127.0.0.1:$PROVIDER_HEALTH_PORT"
+wait_for "provider-kubernetes" 120 curl -fsS "http://127.0.0.1:$PROVIDER_HEALTH_PORT/readyz"
+
+step "our three functions over mutual TLS, registered with Crossplane"
+for i in "${!FUNCTIONS[@]}"; do
+	start "${FUNCTIONS[$i]}" env TLS_SERVER_CERTS_DIR="$state/function-server" \
+		node "$repo/functions/${FUNCTIONS[$i]}/dist/main.js" --address "127.0.0.1:${FUNCTION_PORTS[$i]}"
+done
+for i in "${!FUNCTIONS[@]}"; do
+	wait_for "${FUNCTIONS[$i]} on :${FUNCTION_PORTS[$i]}" 60 port_taken "${FUNCTION_PORTS[$i]}"
+	register_function "modelplane-${FUNCTIONS[$i]}" "dns:///localhost:${FUNCTION_PORTS[$i]}"
+done
+
+step "our XRDs and Compositions, and the InferenceCluster stand-in"
+"$KUBECTL" apply -f "$repo/test/e2e/manifests/inferencecluster-crd.yaml" >/dev/null
+"$KUBECTL" apply -f "$repo/package/modelcaches/definition.yaml" -f "$repo/package/modelcachehydrations/definition.yaml" \
+	-f "$repo/package/modelreplicas/definition.yaml" >/dev/null
+"$KUBECTL" wait --for condition=Established --timeout 120s compositeresourcedefinitions --all >/dev/null
+"$KUBECTL" wait --for condition=Established --timeout 120s crd/inferenceclusters.modelplane.ai >/dev/null
+wait_for "the XRDs' CRDs" 120 "$KUBECTL" get modelcaches,modelcachehydrations,modelreplicas -A
+"$KUBECTL" apply -f "$repo/package/modelcaches/composition.yaml" -f "$repo/package/modelcachehydrations/composition.yaml" \
+	-f "$repo/package/modelreplicas/composition.yaml" >/dev/null
+
+trap - EXIT
+step "up in $((SECONDS)) s"
+print_usage

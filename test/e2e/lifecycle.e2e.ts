@@ -1,0 +1,426 @@
+// The model-cache lifecycle on a real control plane (`make up`): Crossplane
+// runs our Compositions and calls our three servers over mutual TLS;
+// provider-kubernetes puts what they compose on three workload API servers.
+// Each step is asserted on what the API servers hold. The one stand-in is
+// the workload kubelet (test/e2e/workload-kubelet.sh), which binds claims and
+// finishes Jobs when a step says so.
+//
+// The steps run in order and build on each other, as a platform team's day
+// would: stage a model on two of three clusters, serve it on one, move the
+// footprint, fail a download, stage from OCI and from an existing claim, and
+// delete everything.
+
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { asArray, cacheNames, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
+import {
+  WORKLOAD_CLUSTERS,
+  apply,
+  condition,
+  eventually,
+  getObject,
+  kubectl,
+  kubectlOk,
+  kubelet,
+  list,
+  names,
+  type ApiServer,
+} from './plane.js';
+
+const NAMESPACE = 'ml-team';
+const REMOTE = 'default';
+const TIER = 'modelplane.ai/tier';
+
+function inferenceCluster(name: string, tier: string): JsonObject {
+  return { apiVersion: 'modelplane.ai/v1alpha1', kind: 'InferenceCluster', metadata: { name, labels: { [TIER]: tier } }, spec: {} };
+}
+
+/** What upstream's InferenceCluster composition would report once the cluster is provisioned. */
+function provision(name: string): void {
+  const status = { providerConfigRef: { name }, cache: { storageClassName: 'modelplane-rwx', imageVolumes: true } };
+  kubectlOk('control-plane', [
+    'patch',
+    'inferencecluster',
+    name,
+    '--subresource',
+    'status',
+    '--type',
+    'merge',
+    '-p',
+    JSON.stringify({ status }),
+  ]);
+}
+
+function modelCache(name: string, source: JsonObject, selector: Record<string, string>): JsonObject {
+  return {
+    apiVersion: 'modelplane.ai/v1alpha1',
+    kind: 'ModelCache',
+    metadata: { name, namespace: NAMESPACE },
+    spec: { ...source, clusterSelector: { matchLabels: selector } },
+  };
+}
+
+const HUGGING_FACE = {
+  source: 'HuggingFace',
+  huggingFace: { repo: 'Qwen/Qwen3-0.6B', revision: 'main', sizeGiB: 20, authSecret: { name: 'hf-token', key: 'HF_TOKEN' } },
+};
+
+function modelReplica(name: string, cluster: string, cache: string): JsonObject {
+  return {
+    apiVersion: 'modelplane.ai/v1alpha1',
+    kind: 'ModelReplica',
+    metadata: { name, namespace: NAMESPACE, labels: { 'modelplane.ai/deployment': name, 'modelplane.ai/cluster': cluster } },
+    spec: {
+      clusterName: cluster,
+      modelCacheRef: { name: cache },
+      serving: { mode: 'Unified' },
+      engines: [
+        {
+          name: 'main',
+          copies: 1,
+          members: [
+            {
+              role: 'Standalone',
+              nodePoolName: 'a100',
+              deviceRequests: [{ name: 'gpu', deviceClassName: 'gpu.nvidia.com', count: 1 }],
+              template: {
+                spec: {
+                  containers: [{ name: 'engine', image: 'vllm/vllm-openai:v0.11.0', args: ['--model=$(MODELPLANE_MODEL)'] }],
+                },
+              },
+            },
+          ],
+        },
+      ],
+    },
+  };
+}
+
+const cacheOf = (name: string): JsonObject | undefined => getObject('control-plane', 'modelcache', name, NAMESPACE);
+const replicaOf = (name: string): JsonObject | undefined => getObject('control-plane', 'modelreplica', name, NAMESPACE);
+const hydrationOf = (cache: string, cluster: string): JsonObject | undefined =>
+  getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, cache, cluster), NAMESPACE);
+
+/** The cache's entry for one cluster in status.clusters[]. */
+function entryOf(cache: JsonObject | undefined, cluster: string): JsonObject | undefined {
+  return asArray(getIn(cache, 'status', 'clusters'))
+    .filter(isObject)
+    .find((entry) => entry['name'] === cluster);
+}
+
+const reasonOf = (object: JsonObject | undefined, type: string): string | undefined => getString(condition(object, type) ?? {}, 'reason');
+
+function remoteNames(cluster: ApiServer, resource: string): string[] {
+  return names(list(cluster, resource, REMOTE));
+}
+
+/** The engine Deployments a replica composed on a workload cluster (not its endpoint picker's). */
+function replicaDeployments(cluster: ApiServer, replica: string): JsonObject[] {
+  return list(cluster, 'deployments', REMOTE).filter(
+    (d) =>
+      (getString(d, 'metadata', 'name') ?? '').startsWith(`${replica}-`) &&
+      asArray(getIn(d, 'spec', 'template', 'spec', 'containers')).some((c) => isObject(c) && c['name'] === 'engine'),
+  );
+}
+
+describe('the lifecycle on a real control plane', () => {
+  const hf = cacheNames(NAMESPACE, 'qwen');
+  const replica = 'qwen-chat-a';
+
+  // The next e2e file gets the plane as it found it: no XR, no InferenceCluster, no token.
+  afterAll(async () => {
+    for (const kind of ['modelreplicas', 'modelcaches'])
+      kubectl('control-plane', ['delete', kind, '--all', '-n', NAMESPACE, '--wait=false']);
+    await eventually(
+      'every XR gone',
+      () => ['modelreplicas', 'modelcaches', 'modelcachehydrations'].every((kind) => list('control-plane', kind, NAMESPACE).length === 0),
+      {
+        timeoutMs: 180_000,
+      },
+    );
+    kubectl('control-plane', ['delete', 'secret', 'hf-token', '-n', NAMESPACE, '--ignore-not-found']);
+    kubectl('control-plane', ['delete', 'inferenceclusters', ...WORKLOAD_CLUSTERS, '--ignore-not-found']);
+    kubectl('cluster-b', ['delete', 'pvc', 'qwen-weights', '-n', REMOTE, '--ignore-not-found']);
+  });
+
+  it('stages a HuggingFace model on the two selected clusters of three, and on no other', async () => {
+    apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    apply(
+      'control-plane',
+      inferenceCluster('cluster-a', 'a100'),
+      inferenceCluster('cluster-b', 'a100'),
+      inferenceCluster('cluster-c', 'cpu'),
+    );
+    for (const cluster of WORKLOAD_CLUSTERS) provision(cluster);
+    apply('control-plane', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'hf-token', namespace: NAMESPACE },
+      stringData: { HF_TOKEN: 'hf_e2e_not_a_real_token' },
+    });
+    apply('control-plane', modelCache('qwen', HUGGING_FACE, { [TIER]: 'a100' }));
+
+    const children = await eventually('two ModelCacheHydrations', () => {
+      const found = list('control-plane', 'modelcachehydrations', NAMESPACE, 'modelplane.ai/modelcache=qwen');
+      return found.length === 2 ? found : undefined;
+    });
+    expect(names(children)).toEqual([hydrationName(NAMESPACE, 'qwen', 'cluster-a'), hydrationName(NAMESPACE, 'qwen', 'cluster-b')].sort());
+
+    for (const cluster of ['cluster-a', 'cluster-b'] as const) {
+      await eventually(`the PVC, Job and token Secret on ${cluster}`, () => {
+        const pvc = remoteNames(cluster, 'pvc').includes(hf.pvc);
+        const job = remoteNames(cluster, 'jobs').includes(hf.job);
+        const secret = remoteNames(cluster, 'secrets').includes(hf.authSecret);
+        return pvc && job && secret;
+      });
+      // The token reached the workload Secret's data, and only there.
+      const secret = getObject(cluster, 'secret', hf.authSecret, REMOTE)!;
+      expect(Buffer.from(String(getIn(secret, 'data', 'HF_TOKEN')), 'base64').toString()).toBe('hf_e2e_not_a_real_token');
+    }
+    expect(remoteNames('cluster-c', 'pvc')).toEqual([]);
+    expect(remoteNames('cluster-c', 'jobs')).toEqual([]);
+    expect(remoteNames('cluster-c', 'secrets')).toEqual([]);
+
+    // `kubectl get modelcaches` shows the columns the XRD declares (SOURCE, and STAGED: clusters Ready
+    // over clusters staged), then Crossplane's own. (A column of ours named READY printed twice here.)
+    const table = await eventually('the STAGED column to count two clusters', () => {
+      const out = kubectlOk('control-plane', ['get', 'modelcaches', '-n', NAMESPACE]);
+      return /\b0\/2\b/.test(out) ? out : undefined;
+    });
+    const [header, row] = table.trim().split('\n');
+    expect(header!.split(/\s+/)).toEqual(['NAME', 'SOURCE', 'STAGED', 'SYNCED', 'READY', 'COMPOSITION', 'AGE']);
+    expect(row!.split(/\s+/).slice(0, 3)).toEqual(['qwen', 'HuggingFace', '0/2']);
+    const childTable = kubectlOk('control-plane', ['get', 'modelcachehydrations', '-n', NAMESPACE]).trim().split('\n');
+    expect(childTable[0]!.split(/\s+/)).toEqual(['NAME', 'CLUSTER', 'SOURCE', 'PHASE', 'SYNCED', 'READY', 'COMPOSITION', 'AGE']);
+  });
+
+  it('holds a replica back while its cluster is hydrating: no engine on the cluster', async () => {
+    apply('control-plane', modelReplica(replica, 'cluster-a', 'qwen'));
+    const waiting = await eventually('the replica to say why it waits', () => {
+      const found = replicaOf(replica);
+      const reason = reasonOf(found, 'ModelAccepted');
+      return reason === 'Hydrating' || reason === 'WaitingForCache' ? found : undefined;
+    });
+    expect(getString(condition(waiting, 'ModelAccepted')!, 'reason')).toBe('Hydrating');
+    expect(replicaDeployments('cluster-a', replica)).toEqual([]);
+  });
+
+  it('turns Ready once the kubelet stand-in binds the claim and the Job completes: mount published, Job and token gone, PVC kept', async () => {
+    for (const cluster of ['cluster-a', 'cluster-b'] as const) kubelet(cluster, 'bind-claims');
+    for (const cluster of ['cluster-a', 'cluster-b'] as const) {
+      await eventually(
+        `${cluster} Hydrating (claim Bound, Job running)`,
+        () => reasonOf(hydrationOf('qwen', cluster), 'ArtifactReady') === 'Hydrating',
+      );
+      kubelet(cluster, 'complete-job', hf.job);
+    }
+    const cache = await eventually(
+      'the ModelCache Ready on both clusters',
+      () => {
+        const found = cacheOf('qwen');
+        return reasonOf(found, 'ArtifactReady') === 'Staged' ? found : undefined;
+      },
+      { describe: () => JSON.stringify(getIn(cacheOf('qwen'), 'status')) },
+    );
+    expect(getIn(cache, 'status', 'summary', 'ready')).toBe('2/2');
+    for (const cluster of ['cluster-a', 'cluster-b'] as const) {
+      const entry = entryOf(cache, cluster)!;
+      expect(entry['phase']).toBe('Ready');
+      expect(getIn(entry, 'mount', 'volumes')).toEqual([{ name: 'model-cache', persistentVolumeClaim: { claimName: hf.pvc } }]);
+      expect(asArray(getIn(entry, 'mount', 'env'))).toContainEqual({ name: 'MODELPLANE_MODEL', value: 'Qwen/Qwen3-0.6B' });
+      // The token leaves the cluster at once; the Job is left to its TTL (checked at the end), the PVC stays.
+      await eventually(`the token Secret gone from ${cluster}`, () => !remoteNames(cluster, 'secrets').includes(hf.authSecret));
+      expect(remoteNames(cluster, 'pvc')).toContain(hf.pvc);
+      const job = getObject(cluster, 'job', hf.job, REMOTE);
+      if (job) expect(getIn(job, 'spec', 'ttlSecondsAfterFinished')).toBe(180);
+    }
+  });
+
+  it('starts the replica once its cluster is Ready, with the mount in its pod template', async () => {
+    const [deployment] = await eventually('the engine Deployment on cluster-a', () => {
+      const found = replicaDeployments('cluster-a', replica);
+      return found.length > 0 ? found : undefined;
+    });
+    const pod = getIn(deployment, 'spec', 'template', 'spec');
+    expect(asArray(getIn(pod, 'volumes'))).toContainEqual({ name: 'model-cache', persistentVolumeClaim: { claimName: hf.pvc } });
+    const engine = asArray(getIn(pod, 'containers')).find((c) => isObject(c) && c['name'] === 'engine');
+    expect(asArray(getIn(engine, 'volumeMounts'))).toContainEqual({ name: 'model-cache', mountPath: '/mnt/models' });
+    expect(asArray(getIn(engine, 'env'))).toContainEqual({ name: 'MODELPLANE_MODEL', value: 'Qwen/Qwen3-0.6B' });
+    // Nothing was composed on the other clusters.
+    expect(replicaDeployments('cluster-b', replica)).toEqual([]);
+    await eventually('the replica Accepted', () => reasonOf(replicaOf(replica), 'ModelAccepted') === 'Accepted');
+  });
+
+  it("keeps a deselected cluster while a replica runs there, and reclaims it (PVC and all) once the replica is gone; the other cluster's PVC stays", async () => {
+    kubectlOk('control-plane', ['label', 'inferencecluster', 'cluster-a', `${TIER}=h100`, '--overwrite']);
+    await eventually(
+      'cluster-a retained',
+      () => {
+        const entry = entryOf(cacheOf('qwen'), 'cluster-a');
+        return entry !== undefined && /retained/i.test(JSON.stringify(entry)) ? entry : undefined;
+      },
+      { describe: () => JSON.stringify(getIn(cacheOf('qwen'), 'status')) },
+    );
+    expect(hydrationOf('qwen', 'cluster-a')).toBeDefined();
+    expect(remoteNames('cluster-a', 'pvc')).toContain(hf.pvc);
+
+    kubectlOk('control-plane', ['delete', 'modelreplica', replica, '-n', NAMESPACE, '--wait=true', '--timeout=120s']);
+    await eventually('the engine gone from cluster-a', () => replicaDeployments('cluster-a', replica).length === 0);
+    await eventually('cluster-a reclaimed: its hydration gone', () => hydrationOf('qwen', 'cluster-a') === undefined);
+    await eventually("cluster-a's PVC deleted", () => !remoteNames('cluster-a', 'pvc').includes(hf.pvc));
+    expect(remoteNames('cluster-b', 'pvc')).toContain(hf.pvc);
+    expect(entryOf(cacheOf('qwen'), 'cluster-b')?.['phase']).toBe('Ready');
+  });
+
+  it('reports a failed Job as HydrationFailed on the child, the parent and a replica', async () => {
+    const broken = cacheNames(NAMESPACE, 'qwen-cpu');
+    apply('control-plane', modelCache('qwen-cpu', HUGGING_FACE, { [TIER]: 'cpu' }));
+    apply('control-plane', modelReplica('qwen-chat-c', 'cluster-c', 'qwen-cpu'));
+    await eventually(
+      'the PVC and Job on cluster-c',
+      () => remoteNames('cluster-c', 'pvc').includes(broken.pvc) && remoteNames('cluster-c', 'jobs').includes(broken.job),
+    );
+    kubelet('cluster-c', 'bind-claims');
+    await eventually('cluster-c Hydrating', () => reasonOf(hydrationOf('qwen-cpu', 'cluster-c'), 'ArtifactReady') === 'Hydrating');
+    kubelet('cluster-c', 'fail-job', broken.job);
+
+    const child = await eventually('the child HydrationFailed', () => {
+      const found = hydrationOf('qwen-cpu', 'cluster-c');
+      return reasonOf(found, 'ArtifactReady') === 'HydrationFailed' ? found : undefined;
+    });
+    expect(getString(condition(child, 'ArtifactReady')!, 'message')).toMatch(/BackoffLimitExceeded|backoff limit/);
+    const parent = await eventually('the parent HydrationFailed', () => {
+      const found = cacheOf('qwen-cpu');
+      return reasonOf(found, 'ArtifactReady') === 'HydrationFailed' ? found : undefined;
+    });
+    expect(getString(condition(parent, 'ArtifactReady')!, 'message')).toContain('cluster-c');
+    const failed = await eventually('the replica HydrationFailed', () => {
+      const found = replicaOf('qwen-chat-c');
+      return reasonOf(found, 'ModelAccepted') === 'HydrationFailed' ? found : undefined;
+    });
+    expect(getString(condition(failed, 'ModelAccepted')!, 'message')).toMatch(/BackoffLimitExceeded|backoff limit/);
+    expect(replicaDeployments('cluster-c', 'qwen-chat-c')).toEqual([]);
+  });
+
+  it('refuses to delete a ModelCache while a replica uses it (the Usage webhook), and replays the deletion once the replica is gone', async () => {
+    const broken = cacheNames(NAMESPACE, 'qwen-cpu');
+    await eventually(
+      'qwen-cpu marked in use',
+      () => getString(cacheOf('qwen-cpu') ?? {}, 'metadata', 'labels', 'crossplane.io/in-use') === 'true',
+    );
+    const deletion = kubectl('control-plane', ['delete', 'modelcache', 'qwen-cpu', '-n', NAMESPACE, '--wait=false']);
+    expect(deletion.code).not.toBe(0);
+    expect(deletion.stderr).toMatch(/denied the request/);
+    expect(deletion.stderr).toContain('qwen-chat-c');
+    expect(getIn(cacheOf('qwen-cpu'), 'metadata', 'deletionTimestamp')).toBeUndefined();
+    expect(remoteNames('cluster-c', 'pvc')).toContain(broken.pvc);
+
+    // The replica composes its Usage with replayDeletion: the refused delete happens by itself once the
+    // replica (and so the Usage) is gone, and takes everything the cache composed with it.
+    kubectlOk('control-plane', ['delete', 'modelreplica', 'qwen-chat-c', '-n', NAMESPACE, '--wait=true', '--timeout=120s']);
+    await eventually('qwen-cpu deleted by the replayed deletion', () => cacheOf('qwen-cpu') === undefined, { timeoutMs: 180_000 });
+    await eventually("qwen-cpu's hydration gone", () => hydrationOf('qwen-cpu', 'cluster-c') === undefined);
+    await eventually("qwen-cpu's PVC gone from cluster-c", () => !remoteNames('cluster-c', 'pvc').includes(broken.pvc));
+  });
+
+  it('stages an OCI ModelPack artifact: the resolver Job, its result, Ready with a CSI mount', async () => {
+    const oci = cacheNames(NAMESPACE, 'qwen-oci');
+    const ref = 'registry.example.com/models/qwen-modelpack:v1';
+    apply('control-plane', modelCache('qwen-oci', { source: 'OCI', oci: { ref } }, { [TIER]: 'a100' }));
+    await eventually('the resolver Job on cluster-b', () => remoteNames('cluster-b', 'jobs').includes(oci.resolver));
+    const manifest = {
+      schemaVersion: 2,
+      mediaType: 'application/vnd.oci.image.manifest.v1+json',
+      artifactType: 'application/vnd.cncf.model.manifest.v1+json',
+      config: { mediaType: 'application/vnd.cncf.model.config.v1+json', digest: `sha256:${'1'.repeat(64)}`, size: 301 },
+      layers: [{ mediaType: 'application/vnd.cncf.model.weight.v1.tar', digest: `sha256:${'2'.repeat(64)}`, size: 1024 }],
+    };
+    const file = join(mkdtempSync(join(tmpdir(), 'oci-')), 'manifest.json');
+    writeFileSync(file, JSON.stringify(manifest, null, 2));
+    kubelet('cluster-b', 'resolve-oci', oci.resolver, oci.resolver, ref, file);
+    const cache = await eventually(
+      'the OCI cache Ready on cluster-b',
+      () => {
+        const found = cacheOf('qwen-oci');
+        return entryOf(found, 'cluster-b')?.['phase'] === 'Ready' ? found : undefined;
+      },
+      { describe: () => JSON.stringify(getIn(cacheOf('qwen-oci'), 'status')) },
+    );
+    const volume = asArray(getIn(entryOf(cache, 'cluster-b'), 'mount', 'volumes'))[0];
+    expect(getIn(volume, 'csi', 'driver')).toBe('model.csi.modelpack.org');
+  });
+
+  it('observes an existing claim for a PersistentVolumeClaim source: Ready once Bound, never created by us', async () => {
+    apply('cluster-b', {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'qwen-weights', namespace: REMOTE },
+      spec: { accessModes: ['ReadOnlyMany'], resources: { requests: { storage: '20Gi' } }, storageClassName: 'platform-ro' },
+    });
+    apply(
+      'control-plane',
+      modelCache('qwen-pvc', { source: 'PersistentVolumeClaim', persistentVolumeClaim: { claimName: 'qwen-weights' } }, { [TIER]: 'a100' }),
+    );
+    await eventually(
+      'ClaimNotBound while the claim is Pending',
+      () => reasonOf(hydrationOf('qwen-pvc', 'cluster-b'), 'ArtifactReady') === 'ClaimNotBound',
+    );
+    kubelet('cluster-b', 'bind-claims');
+    const cache = await eventually('the PVC cache Ready on cluster-b', () => {
+      const found = cacheOf('qwen-pvc');
+      return entryOf(found, 'cluster-b')?.['phase'] === 'Ready' ? found : undefined;
+    });
+    expect(getIn(entryOf(cache, 'cluster-b'), 'mount', 'volumes')).toEqual([
+      { name: 'model-cache', persistentVolumeClaim: { claimName: 'qwen-weights', readOnly: true } },
+    ]);
+  });
+
+  it("leaves a completed Job to its TTL: the workload cluster's controller removes it, and the cluster stays Ready", async () => {
+    await eventually(
+      'the hydration Job gone from cluster-b (ttlSecondsAfterFinished: 180)',
+      () => !remoteNames('cluster-b', 'jobs').includes(hf.job),
+      {
+        timeoutMs: 240_000,
+      },
+    );
+    await eventually('Crossplane to look again', () => {
+      const entry = entryOf(cacheOf('qwen'), 'cluster-b');
+      return entry?.['phase'] === 'Ready' && getIn(hydrationOf('qwen', 'cluster-b'), 'status', 'phase') === 'Ready';
+    });
+    expect(remoteNames('cluster-b', 'jobs')).not.toContain(hf.job);
+  });
+
+  it('removes everything a ModelCache composed, everywhere, when it is deleted', async () => {
+    for (const name of ['qwen', 'qwen-oci', 'qwen-pvc']) {
+      kubectlOk('control-plane', ['delete', 'modelcache', name, '-n', NAMESPACE, '--wait=false']);
+    }
+    await eventually('no ModelCacheHydration left', () => list('control-plane', 'modelcachehydrations', NAMESPACE).length === 0);
+    await eventually('no Object left', () => list('control-plane', 'objects.kubernetes.m.crossplane.io', NAMESPACE).length === 0, {
+      describe: () => names(list('control-plane', 'objects.kubernetes.m.crossplane.io', NAMESPACE)).join(', '),
+    });
+    await eventually('no ModelCache left', () => list('control-plane', 'modelcaches', NAMESPACE).length === 0);
+    for (const cluster of WORKLOAD_CLUSTERS) {
+      const staged = remoteNames(cluster, 'pvc').filter((name) => name.startsWith('modelcache-'));
+      expect(staged, `staged claims left on ${cluster}`).toEqual([]);
+      expect(
+        remoteNames(cluster, 'configmaps').filter((name) => name.startsWith('modelcache-')),
+        `ConfigMaps left on ${cluster}`,
+      ).toEqual([]);
+      expect(remoteNames(cluster, 'secrets'), `Secrets left on ${cluster}`).toEqual([]);
+      // A Job is orphaned, never deleted (as upstream does: a reconcile must not kill a download), so
+      // what is left is a finished Job whose own TTL removes it; the cluster's TTL controller does.
+      for (const job of list(cluster, 'jobs', REMOTE)) {
+        expect(getIn(job, 'spec', 'ttlSecondsAfterFinished'), getString(job, 'metadata', 'name')).toBe(180);
+        expect(getIn(job, 'status', 'completionTime') ?? condition(job, 'Failed'), getString(job, 'metadata', 'name')).toBeDefined();
+      }
+      await eventually(`the finished Jobs' TTL to remove them from ${cluster}`, () => remoteNames(cluster, 'jobs').length === 0, {
+        timeoutMs: 240_000,
+        describe: () => remoteNames(cluster, 'jobs').join(', '),
+      });
+    }
+    // The platform's own claim was only ever observed: it stays.
+    expect(remoteNames('cluster-b', 'pvc')).toContain('qwen-weights');
+  });
+});

@@ -1,0 +1,108 @@
+// The local control plane of `make up`, from a test: kubectl against each of
+// its API servers, the workload kubelet stand-in, and waiting for what real
+// controllers do in their own time.
+
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { getString, isObject, type JsonObject } from '#lib';
+import { REPO_ROOT } from '../support/server.js';
+import { requireTool } from '../support/tools.js';
+
+export const STATE_DIR = process.env['MODELPLANE_UP_DIR'] ?? join(REPO_ROOT, '_output', 'up');
+export const WORKLOAD_CLUSTERS = ['cluster-a', 'cluster-b', 'cluster-c'] as const;
+export type ApiServer = 'control-plane' | (typeof WORKLOAD_CLUSTERS)[number];
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(command: string, args: readonly string[], input?: string): Run {
+  const result = spawnSync(command, args, { encoding: 'utf8', input, maxBuffer: 64 * 1024 * 1024 });
+  if (result.error) throw result.error;
+  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** kubectl against one API server of the plane. */
+export function kubectl(server: ApiServer, args: readonly string[], input?: string): Run {
+  return run(requireTool('KUBECTL'), ['--kubeconfig', join(STATE_DIR, 'kubeconfigs', server), ...args], input);
+}
+
+/** kubectl that must succeed; its stdout. */
+export function kubectlOk(server: ApiServer, args: readonly string[], input?: string): string {
+  const result = kubectl(server, args, input);
+  if (result.code !== 0) throw new Error(`kubectl ${args.join(' ')} on ${server} failed (exit ${result.code}): ${result.stderr.trim()}`);
+  return result.stdout;
+}
+
+/** kubectl apply of manifests given as objects. */
+export function apply(server: ApiServer, ...objects: JsonObject[]): void {
+  kubectlOk(server, ['apply', '-f', '-'], objects.map((object) => JSON.stringify(object)).join('\n'));
+}
+
+/** One object, or undefined when the API server has none of that name. */
+export function getObject(server: ApiServer, resource: string, name: string, namespace?: string): JsonObject | undefined {
+  const result = kubectl(server, ['get', resource, name, '-o', 'json', ...(namespace ? ['-n', namespace] : [])]);
+  if (result.code !== 0) {
+    if (/NotFound|not found/.test(result.stderr)) return undefined;
+    throw new Error(`kubectl get ${resource} ${name} on ${server}: ${result.stderr.trim()}`);
+  }
+  return JSON.parse(result.stdout) as JsonObject;
+}
+
+/** Every object of a resource (in a namespace, or all namespaces). */
+export function list(server: ApiServer, resource: string, namespace?: string, selector?: string): JsonObject[] {
+  const args = ['get', resource, '-o', 'json', ...(namespace ? ['-n', namespace] : ['-A']), ...(selector ? ['-l', selector] : [])];
+  const parsed = JSON.parse(kubectlOk(server, args)) as { items?: unknown[] };
+  return (parsed.items ?? []).filter(isObject);
+}
+
+export function names(objects: readonly JsonObject[]): string[] {
+  return objects.map((object) => getString(object, 'metadata', 'name') ?? '').sort();
+}
+
+/** The workload kubelet stand-in (test/e2e/workload-kubelet.sh), on one workload cluster. */
+export function kubelet(cluster: (typeof WORKLOAD_CLUSTERS)[number], ...args: string[]): string {
+  const result = run('bash', [join(REPO_ROOT, 'test', 'e2e', 'workload-kubelet.sh'), cluster, ...args]);
+  if (result.code !== 0) throw new Error(`workload-kubelet ${cluster} ${args.join(' ')} failed: ${result.stderr.trim()}`);
+  return result.stdout;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Wait until `probe` returns something other than undefined (or false), and
+ * return it. On timeout, fail with what was waited for and the last thing the
+ * probe saw, so a failure reads as a sentence.
+ */
+export async function eventually<T>(
+  what: string,
+  probe: () => T | undefined | false,
+  options: { timeoutMs?: number; describe?: () => string } = {},
+): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 120_000);
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = probe();
+      if (value !== undefined && value !== false) return value;
+      lastError = undefined;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      const seen = options.describe ? `\nlast seen: ${options.describe()}` : '';
+      const error = lastError instanceof Error ? `\nlast error: ${lastError.message}` : '';
+      throw new Error(`timed out waiting for ${what}${seen}${error}`);
+    }
+    await sleep(1000);
+  }
+}
+
+/** A condition of an object, by type. */
+export function condition(object: JsonObject | undefined, type: string): JsonObject | undefined {
+  const status = object?.['status'];
+  const conditions = isObject(status) && Array.isArray(status['conditions']) ? status['conditions'] : [];
+  return conditions.filter(isObject).find((c) => c['type'] === type);
+}

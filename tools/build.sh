@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# Build the pinned upstream tools (tools/versions.env) from the Go module
+# proxy into a cache outside the clone, once per version:
+#
+#   $MODELPLANE_TOOLS_CACHE/<tool>-<version>/   (default ~/.cache/modelplane-tools)
+#
+# A tool whose directory holds a `.built` stamp is reused as it is, so a fresh
+# clone on the same machine builds nothing. Each tool is built on its own; a
+# failure names the tool and keeps its build log. `tools/build.sh env` prints
+# the PATH and file locations the other scripts use.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=versions.env
+source "$here/versions.env"
+cache="${MODELPLANE_TOOLS_CACHE:-$HOME/.cache/modelplane-tools}"
+k8s_staging="${KUBERNETES_VERSION/v1./v0.}"
+
+crossplane_dir="$cache/crossplane-$CROSSPLANE_VERSION"
+provider_dir="$cache/provider-kubernetes-$PROVIDER_KUBERNETES_VERSION"
+provider_crds_dir="$cache/provider-kubernetes-crds-$PROVIDER_KUBERNETES_VERSION"
+validate_cache_dir="$cache/validate-cache-$CROSSPLANE_VERSION"
+workload_crds_dir="$cache/workload-crds-$GATEWAY_API_VERSION-$GATEWAY_API_INFERENCE_EXTENSION_VERSION"
+kubernetes_dir="$cache/kubernetes-$KUBERNETES_VERSION"
+etcd_dir="$cache/etcd-$ETCD_VERSION"
+
+export GOFLAGS="${GOFLAGS:-} -mod=mod"
+export CGO_ENABLED=0
+
+log() { printf '[tools] %s\n' "$*" >&2; }
+
+# module_dir MODULE@VERSION: the module's source in the Go module cache.
+module_dir() { go mod download -json "$1" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p'; }
+
+# build NAME DIR FUNCTION: run FUNCTION (which fills DIR/bin) unless DIR is
+# stamped; on failure say which tool failed, show the log's tail and stop.
+build() {
+	local name="$1" dir="$2" fn="$3"
+	if [[ -f "$dir/.built" ]]; then
+		log "$name: cached in $dir"
+		return
+	fi
+	local start=$SECONDS tmp="$dir.partial"
+	rm -rf "$tmp" && mkdir -p "$tmp/bin"
+	log "$name: building into $dir (log: $tmp/build.log)"
+	local status=0
+	# set -e holds inside the subshell only when its status is not tested.
+	set +e
+	(set -e; cd "$tmp" && "$fn" "$tmp") >"$tmp/build.log" 2>&1
+	status=$?
+	set -e
+	if ((status != 0)); then
+		log "$name: BUILD FAILED; the last lines of $tmp/build.log:"
+		tail -n 25 "$tmp/build.log" >&2
+		log "$name: the build of $name failed (see above); nothing else was changed"
+		exit 1
+	fi
+	echo "$((SECONDS - start))" >"$tmp/.seconds"
+	touch "$tmp/.built"
+	rm -rf "$dir" && mv "$tmp" "$dir"
+	log "$name: built in $((SECONDS - start)) s"
+}
+
+# go_module_build OUT MODULE@VERSION LDFLAGS PKG=NAME...: build packages of a
+# module from a throwaway module that requires it. (`go install pkg@version`
+# asks the proxy for the module's version list to check for deprecations,
+# which the proxy here refuses for some modules.)
+go_module_build() {
+	local out="$1" module="$2" ldflags="$3"
+	shift 3
+	mkdir -p src && cd src
+	go mod init modelplane.local/tools
+	go mod edit -require "$module"
+	{
+		printf 'package tools\n\nimport (\n'
+		for spec in "$@"; do printf '\t_ "%s"\n' "${spec%%=*}"; done
+		printf ')\n'
+	} >tools.go
+	go mod tidy
+	for spec in "$@"; do
+		go build -ldflags "$ldflags" -o "$out/${spec#*=}" "${spec%%=*}"
+	done
+	cd .. && rm -rf src
+}
+
+build_crossplane() {
+	local out="$1"
+	go_module_build "$out" "github.com/crossplane/crossplane/v2@$CROSSPLANE_VERSION" \
+		"-s -w -X github.com/crossplane/crossplane/v2/internal/version.version=$CROSSPLANE_VERSION" \
+		"github.com/crossplane/crossplane/v2/cmd/crank=bin/crossplane" \
+		"github.com/crossplane/crossplane/v2/cmd/crossplane=core/crossplane"
+	mkdir -p "$out/crds"
+	cp "$(module_dir "github.com/crossplane/crossplane/v2@$CROSSPLANE_VERSION")"/cluster/crds/*.yaml "$out/crds/"
+	chmod u+w "$out"/crds/*.yaml
+}
+
+# `crossplane beta validate` always validates against core's CRDs, which it
+# would download as the Crossplane image; its cache, pre-filled with the CRDs
+# of the same tag, keeps it offline.
+build_validate_cache() {
+	local out="$1" dir
+	dir="$out/xpkg.crossplane.io/crossplane/crossplane@$CROSSPLANE_VERSION"
+	mkdir -p "$dir"
+	for crd in "$(module_dir "github.com/crossplane/crossplane/v2@$CROSSPLANE_VERSION")"/cluster/crds/*.yaml; do
+		cat "$crd" && printf -- '---\n'
+	done >"$dir/package.yaml"
+}
+
+# The CRDs alone need no build: `make test` validates against them.
+build_provider_kubernetes_crds() {
+	local out="$1"
+	cp "$(module_dir "github.com/crossplane-contrib/provider-kubernetes@$PROVIDER_KUBERNETES_VERSION")"/package/crds/*.yaml "$out/"
+	chmod u+w "$out"/*.yaml
+}
+
+# What a workload cluster of `make up` needs to accept a ModelReplica's
+# HTTPRoute and InferencePool (their CRDs, from the projects' own modules).
+build_workload_crds() {
+	local out="$1" gateway inference
+	gateway="$(module_dir "sigs.k8s.io/gateway-api@$GATEWAY_API_VERSION")"
+	inference="$(module_dir "sigs.k8s.io/gateway-api-inference-extension@$GATEWAY_API_INFERENCE_EXTENSION_VERSION")"
+	cp "$gateway"/config/crd/standard/gateway.networking.k8s.io_{gatewayclasses,gateways,httproutes,referencegrants}.yaml "$out/"
+	cp "$inference"/config/crd/bases/inference.networking.k8s.io_inferencepools.yaml \
+		"$inference"/config/crd/bases/inference.networking.x-k8s.io_inferenceobjectives.yaml "$out/"
+	chmod u+w "$out"/*.yaml
+}
+
+build_provider_kubernetes() {
+	local out="$1"
+	go_module_build "$out" "github.com/crossplane-contrib/provider-kubernetes@$PROVIDER_KUBERNETES_VERSION" "-s -w" \
+		"github.com/crossplane-contrib/provider-kubernetes/cmd/provider=bin/provider-kubernetes"
+}
+
+# k8s.io/kubernetes replaces each staging module with a local path, so it
+# can't be `go install`ed: build from a throwaway module that requires it and
+# points each staging module at its published version instead.
+build_kubernetes() {
+	local out="$1" gomod
+	mkdir -p src && cd src
+	gomod="$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p')"
+	go mod init modelplane.local/kubernetes-tools
+	go mod edit -require "k8s.io/kubernetes@$KUBERNETES_VERSION"
+	grep -oE '^\s*k8s\.io/[a-z0-9-]+ => \./staging' "$gomod" | awk '{print $1}' | while read -r staging; do
+		go mod edit -replace "$staging=$staging@$k8s_staging"
+	done
+	printf 'package tools\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver/app"\n\t_ "k8s.io/kubernetes/cmd/kube-controller-manager/app"\n\t_ "k8s.io/kubernetes/cmd/kubectl"\n)\n' >tools.go
+	go mod tidy
+	local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${KUBERNETES_VERSION#v1.}"
+	ldflags="${ldflags%.*}"
+	for cmd in kube-apiserver kube-controller-manager kubectl; do
+		go build -ldflags "$ldflags" -o "$out/bin/$cmd" "k8s.io/kubernetes/cmd/$cmd"
+	done
+	cd .. && rm -rf src
+}
+
+# etcd's server module is `package main` but replaces its sibling modules
+# with local paths: the same throwaway-module way.
+build_etcd() {
+	local out="$1"
+	mkdir -p src && cd src
+	go mod init modelplane.local/etcd-tools
+	for m in server/v3 api/v3 client/pkg/v3 client/v3 pkg/v3; do
+		go mod edit -require "go.etcd.io/etcd/$m@$ETCD_VERSION"
+	done
+	printf 'package tools\n\nimport _ "go.etcd.io/etcd/server/v3"\n' >tools.go
+	go mod tidy
+	go build -ldflags "-s -w" -o "$out/bin/etcd" go.etcd.io/etcd/server/v3
+	cd .. && rm -rf src
+}
+
+print_env() {
+	cat <<ENV
+TOOLS_CACHE=$cache
+CROSSPLANE_VERSION=$CROSSPLANE_VERSION
+CROSSPLANE=$crossplane_dir/bin/crossplane
+CROSSPLANE_CORE=$crossplane_dir/core/crossplane
+CROSSPLANE_CRDS=$crossplane_dir/crds
+VALIDATE_CACHE=$validate_cache_dir
+PROVIDER_KUBERNETES=$provider_dir/bin/provider-kubernetes
+PROVIDER_KUBERNETES_CRDS=$provider_crds_dir
+KUBE_APISERVER=$kubernetes_dir/bin/kube-apiserver
+KUBE_CONTROLLER_MANAGER=$kubernetes_dir/bin/kube-controller-manager
+KUBECTL=$kubernetes_dir/bin/kubectl
+ETCD=$etcd_dir/bin/etcd
+WORKLOAD_CRDS=$workload_crds_dir
+ENV
+}
+
+# What `make test` needs: the CLI and the schemas it validates against.
+build_for_test() {
+	build crossplane "$crossplane_dir" build_crossplane
+	build validate-cache "$validate_cache_dir" build_validate_cache
+	build provider-kubernetes-crds "$provider_crds_dir" build_provider_kubernetes_crds
+}
+
+case "${1:-all}" in
+env) print_env ;;
+test) build_for_test ;;
+crossplane | provider-kubernetes | kubernetes | etcd)
+	fn="build_${1//-/_}" dir_var="${1//-/_}_dir"
+	[[ "$1" == provider-kubernetes ]] && dir_var=provider_dir
+	build "$1" "${!dir_var}" "$fn"
+	;;
+all)
+	total=$SECONDS
+	build_for_test
+	build provider-kubernetes "$provider_dir" build_provider_kubernetes
+	build workload-crds "$workload_crds_dir" build_workload_crds
+	build etcd "$etcd_dir" build_etcd
+	build kubernetes "$kubernetes_dir" build_kubernetes
+	log "all tools ready in $((SECONDS - total)) s"
+	;;
+*)
+	echo "usage: tools/build.sh [all|test|env|crossplane|provider-kubernetes|kubernetes|etcd]" >&2
+	exit 2
+	;;
+esac

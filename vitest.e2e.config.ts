@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// `make e2e`: the lifecycle on the local control plane `make up` starts. Its
+// steps run in order, one file at a time, and wait on real controllers.
+export default defineConfig({
+  test: {
+    include: ['test/e2e/**/*.e2e.ts'],
+    fileParallelism: false,
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
+    reporters: ['default', ['json', { outputFile: '.test-results/e2e.json' }]],
+  },
+});
