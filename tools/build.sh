@@ -19,6 +19,7 @@ crossplane_dir="$cache/crossplane-$CROSSPLANE_VERSION"
 provider_dir="$cache/provider-kubernetes-$PROVIDER_KUBERNETES_VERSION"
 provider_crds_dir="$cache/provider-kubernetes-crds-$PROVIDER_KUBERNETES_VERSION"
 validate_cache_dir="$cache/validate-cache-$CROSSPLANE_VERSION"
+crane_dir="$cache/crane-$GO_CONTAINERREGISTRY_VERSION"
 workload_crds_dir="$cache/workload-crds-$GATEWAY_API_VERSION-$GATEWAY_API_INFERENCE_EXTENSION_VERSION"
 kubernetes_dir="$cache/kubernetes-$KUBERNETES_VERSION"
 etcd_dir="$cache/etcd-$ETCD_VERSION"
@@ -112,6 +113,11 @@ build_provider_kubernetes_crds() {
 	chmod u+w "$out"/*.yaml
 }
 
+build_crane() {
+	go_module_build "$1" "github.com/google/go-containerregistry@$GO_CONTAINERREGISTRY_VERSION" "-s -w" \
+		"github.com/google/go-containerregistry/cmd/crane=bin/crane"
+}
+
 # What a workload cluster of `make up` needs to accept a ModelReplica's
 # HTTPRoute and InferencePool (their CRDs, from the projects' own modules).
 build_workload_crds() {
@@ -181,6 +187,7 @@ KUBE_APISERVER=$kubernetes_dir/bin/kube-apiserver
 KUBE_CONTROLLER_MANAGER=$kubernetes_dir/bin/kube-controller-manager
 KUBECTL=$kubernetes_dir/bin/kubectl
 ETCD=$etcd_dir/bin/etcd
+CRANE=$crane_dir/bin/crane
 WORKLOAD_CRDS=$workload_crds_dir
 ENV
 }
@@ -195,7 +202,7 @@ build_for_test() {
 case "${1:-all}" in
 env) print_env ;;
 test) build_for_test ;;
-crossplane | provider-kubernetes | kubernetes | etcd)
+crossplane | provider-kubernetes | kubernetes | etcd | crane)
 	fn="build_${1//-/_}" dir_var="${1//-/_}_dir"
 	[[ "$1" == provider-kubernetes ]] && dir_var=provider_dir
 	build "$1" "${!dir_var}" "$fn"
@@ -205,12 +212,13 @@ all)
 	build_for_test
 	build provider-kubernetes "$provider_dir" build_provider_kubernetes
 	build workload-crds "$workload_crds_dir" build_workload_crds
+	build crane "$crane_dir" build_crane
 	build etcd "$etcd_dir" build_etcd
 	build kubernetes "$kubernetes_dir" build_kubernetes
 	log "all tools ready in $((SECONDS - total)) s"
 	;;
 *)
-	echo "usage: tools/build.sh [all|test|env|crossplane|provider-kubernetes|kubernetes|etcd]" >&2
+	echo "usage: tools/build.sh [all|test|env|crossplane|provider-kubernetes|kubernetes|etcd|crane]" >&2
 	exit 2
 	;;
 esac

@@ -29,7 +29,8 @@ import {
   type ApiServer,
 } from './plane.js';
 
-const NAMESPACE = 'ml-team';
+// Its own namespace: the walkthrough (another e2e file) plays its story in ml-team.
+const NAMESPACE = 'e2e-lifecycle';
 const REMOTE = 'default';
 const TIER = 'modelplane.ai/tier';
 
@@ -140,7 +141,7 @@ describe('the lifecycle on a real control plane', () => {
         timeoutMs: 180_000,
       },
     );
-    kubectl('control-plane', ['delete', 'secret', 'hf-token', '-n', NAMESPACE, '--ignore-not-found']);
+    kubectl('control-plane', ['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=true', '--timeout=120s']);
     kubectl('control-plane', ['delete', 'inferenceclusters', ...WORKLOAD_CLUSTERS, '--ignore-not-found']);
     kubectl('cluster-b', ['delete', 'pvc', 'qwen-weights', '-n', REMOTE, '--ignore-not-found']);
   });

@@ -22,9 +22,10 @@ PROVIDER_METRICS_PORT=8080
 PROVIDER_HEALTH_PORT=18081
 # Not 9443 to 9445: those are `make run`'s, and 9443 is the provider's webhook.
 FUNCTION_PORTS=(19443 19444 19445)
+REGISTRY_PORT=15000
 ALL_PORTS=("$ETCD_PORT" "$ETCD_PEER_PORT" "$CONTROL_PLANE_PORT" "${WORKLOAD_PORTS[@]}" "$CROSSPLANE_WEBHOOK_PORT"
 	"$CROSSPLANE_METRICS_PORT" "$CROSSPLANE_HEALTH_PORT" "$PROVIDER_WEBHOOK_PORT" "$PROVIDER_METRICS_PORT"
-	"$PROVIDER_HEALTH_PORT" "${FUNCTION_PORTS[@]}")
+	"$PROVIDER_HEALTH_PORT" "${FUNCTION_PORTS[@]}" "$REGISTRY_PORT")
 # How often Crossplane and provider-kubernetes look again. Production keeps
 # their defaults (1m and 10m); a local plane wants to see changes quickly.
 POLL_INTERVAL="${MODELPLANE_UP_POLL:-5s}"
@@ -54,11 +55,11 @@ any_running() {
 
 # wait_for WHAT SECONDS COMMAND...: until COMMAND succeeds, or fail naming WHAT.
 wait_for() {
-	local what="$1" deadline=$((SECONDS + $2))
+	local what="$1" seconds="$2" deadline=$((SECONDS + $2))
 	shift 2
 	until "$@" >/dev/null 2>&1; do
 		if ((SECONDS >= deadline)); then
-			step "$what did not come up within $2 s"
+			step "$what did not come up within $seconds s"
 			return 1
 		fi
 		check_alive
@@ -116,30 +117,48 @@ kubectl_as() {
 	"$KUBECTL" --kubeconfig "$state/kubeconfigs/$name" "$@"
 }
 
-# register_function NAME ENDPOINT: the active FunctionRevision Crossplane
-# dials for Function NAME. With the External runtime Crossplane starts nothing
-# and sets no endpoint; and a Function object would make it fetch the package
-# from a registry, which this machine has none of. So the revision is made by
-# hand, paused (its reconciler leaves it alone), and its status says where the
-# server listens and that it composes.
-register_function() {
-	local name="$1" endpoint="$2"
-	"$KUBECTL" apply -f - >/dev/null <<REVISION
-apiVersion: pkg.crossplane.io/v1
-kind: FunctionRevision
-metadata:
-  name: $name-local
-  labels:
-    pkg.crossplane.io/package: $name
-  annotations:
-    crossplane.io/paused: "true"
-spec:
-  desiredState: Active
-  image: local/$name:dev
-  revision: 1
-REVISION
-	"$KUBECTL" patch functionrevision "$name-local" --subresource status --type merge \
-		-p "{\"status\":{\"endpoint\":\"$endpoint\",\"capabilities\":[\"composition\"]}}" >/dev/null
+# Where the packages are published (scripts/package.mjs's defaults, which the
+# README's install manifests use) and their version.
+PACKAGE_REGISTRY="xpkg.upbound.io"
+PACKAGE_PATH="modelplane"
+PACKAGE_VERSION="v$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$repo/package.json")"
+
+# The Configuration package (crossplane.yaml and package/, as make xpkg stages
+# it) and the three Function packages (their metadata, no runtime image: the
+# functions run here as processes), built and pushed to the local registry.
+build_and_push_packages() {
+	local pkg="$state/packages" fn
+	mkdir -p "$pkg/configuration"
+	cp "$repo/crossplane.yaml" "$pkg/configuration/" && cp -r "$repo/package" "$pkg/configuration/"
+	"$CROSSPLANE" xpkg build --package-root "$pkg/configuration" --examples-root "$pkg/configuration/examples" \
+		--package-file "$pkg/modelplane-model-cache.xpkg" >/dev/null
+	"$CROSSPLANE" xpkg push -f "$pkg/modelplane-model-cache.xpkg" \
+		"127.0.0.1:$REGISTRY_PORT/$PACKAGE_PATH/modelplane-model-cache:$PACKAGE_VERSION" >/dev/null
+	for fn in "${FUNCTIONS[@]}"; do
+		"$CROSSPLANE" xpkg build --package-root "$repo/functions/$fn/package" \
+			--examples-root "$repo/functions/$fn/package/examples" --package-file "$pkg/$fn.xpkg" >/dev/null
+		"$CROSSPLANE" xpkg push -f "$pkg/$fn.xpkg" "127.0.0.1:$REGISTRY_PORT/$PACKAGE_PATH/$fn:$PACKAGE_VERSION" >/dev/null
+	done
+}
+
+# run_function NAME ENDPOINT: play the package runtime's part for Function
+# NAME. Crossplane runs with the External runtime: it installs the package
+# (metadata, capabilities) but starts nothing, and waits for whoever runs the
+# function to say where it listens and that it is healthy. That is: the
+# revision's server TLS Secret (the certificate Crossplane's client trusts,
+# from our one CA), its status.endpoint, and a RuntimeHealthy condition.
+run_function() {
+	local name="$1" endpoint="$2" revision now
+	wait_for "the revision of Function $name" 60 \
+		"$KUBECTL" get functionrevisions -l "pkg.crossplane.io/package=$name" -o name
+	revision="$("$KUBECTL" get functionrevisions -l "pkg.crossplane.io/package=$name" -o jsonpath='{.items[0].metadata.name}')"
+	"$KUBECTL" -n crossplane-system create secret generic "$name-tls-server" \
+		--from-file=tls.crt="$state/function-server/tls.crt" --from-file=tls.key="$state/function-server/tls.key" \
+		--from-file=ca.crt="$state/function-server/ca.crt" >/dev/null
+	now="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	"$KUBECTL" patch functionrevision "$revision" --subresource status --type merge -p "{\"status\":{
+		\"endpoint\":\"$endpoint\",\"tlsServerSecretName\":\"$name-tls-server\",
+		\"conditions\":[{\"type\":\"RuntimeHealthy\",\"status\":\"True\",\"reason\":\"HealthyPackageRevision\",\"lastTransitionTime\":\"$now\"}]}}" >/dev/null
 }
 
 print_usage() {

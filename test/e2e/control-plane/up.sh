@@ -25,7 +25,7 @@ if [[ -f "$state/pids" ]] && any_running; then
 	print_usage
 	exit 0
 fi
-rm -rf "$state" && mkdir -p -m 700 "$state"/etcd && mkdir -p "$state"/{logs,certs,kubeconfigs,cache,crossplane-server,crossplane-client,function-server,provider-server}
+rm -rf "$state" && mkdir -p -m 700 "$state"/etcd && mkdir -p "$state"/{logs,certs,kubeconfigs,cache,crossplane-server,crossplane-client,function-server,provider-server,registry,packages}
 : >"$state/pids"
 trap 'status=$?; if ((status != 0)); then step "failed; the logs are in $state/logs"; tail_logs; bash "$here/down.sh" --keep-state >/dev/null 2>&1 || true; fi' EXIT
 
@@ -122,7 +122,7 @@ export KUBECONFIG="$state/kubeconfigs/control-plane"
 
 step "Crossplane $CROSSPLANE_VERSION: its CRDs, the Usage webhook (on 127.0.0.1:$CROSSPLANE_WEBHOOK_PORT), core"
 "$KUBECTL" apply --server-side --force-conflicts -f "$CROSSPLANE_CRDS" >/dev/null
-"$KUBECTL" wait --for condition=Established --timeout 120s crd --all >/dev/null
+wait_for "the CRDs Established" 120 "$KUBECTL" wait --for condition=Established --timeout 5s crd --all
 "$KUBECTL" create namespace crossplane-system >/dev/null
 ca_bundle="$(base64 -w0 <"$certs/ca.crt")"
 sed -e "s|@CA_BUNDLE@|$ca_bundle|" -e "s|@PORT@|$CROSSPLANE_WEBHOOK_PORT|" "$here/usage-webhook.yaml" | "$KUBECTL" apply -f - >/dev/null
@@ -146,7 +146,7 @@ for crd in "$PROVIDER_KUBERNETES_CRDS"/*.yaml; do
 	fi
 	echo '---'
 done | "$KUBECTL" apply --server-side --force-conflicts -f - >/dev/null
-"$KUBECTL" wait --for condition=Established --timeout 120s crd --all >/dev/null
+wait_for "the CRDs Established" 120 "$KUBECTL" wait --for condition=Established --timeout 5s crd --all
 for name in "${WORKLOAD_CLUSTERS[@]}"; do
 	"$KUBECTL" -n crossplane-system create secret generic "kubeconfig-$name" \
 		--from-file=kubeconfig="$state/kubeconfigs/$name" >/dev/null
@@ -156,25 +156,35 @@ start provider-kubernetes env TLS_SERVER_CERTS_DIR="$state/provider-server" "$PR
 	--poll "$POLL_INTERVAL" --health-probe-bind-addr "127.0.0.1:$PROVIDER_HEALTH_PORT"
 wait_for "provider-kubernetes" 120 curl -fsS "http://127.0.0.1:$PROVIDER_HEALTH_PORT/readyz"
 
-step "our three functions over mutual TLS, registered with Crossplane"
+step "our three functions over mutual TLS"
 for i in "${!FUNCTIONS[@]}"; do
 	start "${FUNCTIONS[$i]}" env TLS_SERVER_CERTS_DIR="$state/function-server" \
 		node "$repo/functions/${FUNCTIONS[$i]}/dist/main.js" --address "127.0.0.1:${FUNCTION_PORTS[$i]}"
 done
 for i in "${!FUNCTIONS[@]}"; do
 	wait_for "${FUNCTIONS[$i]} on :${FUNCTION_PORTS[$i]}" 60 port_taken "${FUNCTION_PORTS[$i]}"
-	register_function "modelplane-${FUNCTIONS[$i]}" "dns:///localhost:${FUNCTION_PORTS[$i]}"
 done
 
-step "our XRDs and Compositions, and the InferenceCluster stand-in"
+step "our packages, built with crossplane xpkg build and pushed to a local registry (:$REGISTRY_PORT)"
+start registry "$CRANE" registry serve --address "127.0.0.1:$REGISTRY_PORT" --disk "$state/registry"
+wait_for "the registry" 30 port_taken "$REGISTRY_PORT"
+build_and_push_packages
+
+step "the Configuration and the three Functions, installed by Crossplane from the registry"
 "$KUBECTL" apply -f "$repo/test/e2e/manifests/inferencecluster-crd.yaml" >/dev/null
-"$KUBECTL" apply -f "$repo/package/modelcaches/definition.yaml" -f "$repo/package/modelcachehydrations/definition.yaml" \
-	-f "$repo/package/modelreplicas/definition.yaml" >/dev/null
-"$KUBECTL" wait --for condition=Established --timeout 120s compositeresourcedefinitions --all >/dev/null
-"$KUBECTL" wait --for condition=Established --timeout 120s crd/inferenceclusters.modelplane.ai >/dev/null
+# The packages keep their published names; an ImageConfig sends Crossplane
+# to the local registry for them.
+sed -e "s|@REGISTRY@|127.0.0.1:$REGISTRY_PORT/$PACKAGE_PATH|" "$here/packages.yaml" |
+	sed -e "s|@PUBLISHED@|$PACKAGE_REGISTRY|g" -e "s|@VERSION@|$PACKAGE_VERSION|g" | "$KUBECTL" apply -f - >/dev/null
+for i in "${!FUNCTIONS[@]}"; do
+	run_function "modelplane-${FUNCTIONS[$i]}" "dns:///localhost:${FUNCTION_PORTS[$i]}"
+done
+wait_for "the Configuration Healthy" 120 "$KUBECTL" wait --for condition=Healthy --timeout 5s configuration/modelplane-model-cache
+wait_for "the Functions Healthy" 120 "$KUBECTL" wait --for condition=Healthy --timeout 5s functions --all
+wait_for "the XRDs Established" 120 "$KUBECTL" wait --for condition=Established --timeout 5s compositeresourcedefinitions --all
+wait_for "the InferenceCluster CRD Established" 60 "$KUBECTL" wait --for condition=Established --timeout 5s crd/inferenceclusters.modelplane.ai
 wait_for "the XRDs' CRDs" 120 "$KUBECTL" get modelcaches,modelcachehydrations,modelreplicas -A
-"$KUBECTL" apply -f "$repo/package/modelcaches/composition.yaml" -f "$repo/package/modelcachehydrations/composition.yaml" \
-	-f "$repo/package/modelreplicas/composition.yaml" >/dev/null
+wait_for "the Compositions" 120 "$KUBECTL" get composition modelcaches.modelplane.ai modelcachehydrations.modelplane.ai modelreplicas.modelplane.ai
 
 trap - EXIT
 step "up in $((SECONDS)) s"
