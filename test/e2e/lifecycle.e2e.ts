@@ -27,6 +27,7 @@ import {
   list,
   names,
   type ApiServer,
+  setInferenceClusterStatus,
 } from './plane.js';
 
 // Its own namespace: the walkthrough (another e2e file) plays its story in ml-team.
@@ -41,17 +42,7 @@ function inferenceCluster(name: string, tier: string): JsonObject {
 /** What upstream's InferenceCluster composition would report once the cluster is provisioned. */
 function provision(name: string): void {
   const status = { providerConfigRef: { name }, cache: { storageClassName: 'modelplane-rwx', imageVolumes: true } };
-  kubectlOk('control-plane', [
-    'patch',
-    'inferencecluster',
-    name,
-    '--subresource',
-    'status',
-    '--type',
-    'merge',
-    '-p',
-    JSON.stringify({ status }),
-  ]);
+  setInferenceClusterStatus(name, status);
 }
 
 function modelCache(name: string, source: JsonObject, selector: Record<string, string>): JsonObject {
@@ -248,7 +239,15 @@ describe('the lifecycle on a real control plane', () => {
     expect(asArray(getIn(pod, 'volumes'))).toContainEqual({ name: 'model-cache', persistentVolumeClaim: { claimName: hf.pvc } });
     const engine = asArray(getIn(pod, 'containers')).find((c) => isObject(c) && c['name'] === 'engine');
     expect(asArray(getIn(engine, 'volumeMounts'))).toContainEqual({ name: 'model-cache', mountPath: '/mnt/models' });
-    expect(asArray(getIn(engine, 'env'))).toContainEqual({ name: 'MODELPLANE_MODEL', value: 'Qwen/Qwen3-0.6B' });
+    // The contract: the repo, the staged revision, and the hub kept away (the engine never downloads here).
+    expect(asArray(getIn(engine, 'env'))).toEqual(
+      expect.arrayContaining([
+        { name: 'MODELPLANE_MODEL', value: 'Qwen/Qwen3-0.6B' },
+        { name: 'MODELPLANE_MODEL_REVISION', value: 'main' },
+        { name: 'HF_HUB_OFFLINE', value: '1' },
+        { name: 'HF_HUB_CACHE', value: '/mnt/models' },
+      ]),
+    );
     // Nothing was composed on the other clusters.
     expect(replicaDeployments('cluster-b', replica)).toEqual([]);
     await eventually('the replica Accepted', () => reasonOf(replicaOf(replica), 'ModelAccepted') === 'Accepted');

@@ -41,6 +41,21 @@ export function apply(server: ApiServer, ...objects: JsonObject[]): void {
   kubectlOk(server, ['apply', '-f', '-'], objects.map((object) => JSON.stringify(object)).join('\n'));
 }
 
+/** Write an InferenceCluster's status, as upstream's InferenceCluster composition would (a merge patch). */
+export function setInferenceClusterStatus(name: string, status: JsonObject): void {
+  kubectlOk('control-plane', [
+    'patch',
+    'inferencecluster',
+    name,
+    '--subresource',
+    'status',
+    '--type',
+    'merge',
+    '-p',
+    JSON.stringify({ status }),
+  ]);
+}
+
 /** One object, or undefined when the API server has none of that name. */
 export function getObject(server: ApiServer, resource: string, name: string, namespace?: string): JsonObject | undefined {
   const result = kubectl(server, ['get', resource, name, '-o', 'json', ...(namespace ? ['-n', namespace] : [])]);

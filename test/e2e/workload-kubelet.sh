@@ -11,6 +11,9 @@
 #       the Job succeeded (SuccessCriteriaMet, then Complete)
 #   workload-kubelet.sh CLUSTER fail-job JOB [REASON]
 #       the Job ran out of retries (FailureTarget, then Failed; BackoffLimitExceeded)
+#   workload-kubelet.sh CLUSTER expire-job JOB
+#       the Job's ttlSecondsAfterFinished has passed: delete it now, as the
+#       TTL controller would then (it runs there too, on the real clock)
 #   workload-kubelet.sh CLUSTER resolve-oci JOB CONFIGMAP REF MANIFEST_FILE
 #       what the OCI resolver's pod does: write REF, the manifest and its
 #       sha256 into CONFIGMAP, then the Job completes
@@ -45,7 +48,9 @@ status_patch() { # KIND NAME JSON
 case "$action" in
 bind-claims)
 	for claim in $(k get pvc -o jsonpath='{range .items[?(@.status.phase!="Bound")]}{.metadata.name}{"\n"}{end}'); do
-		status_patch pvc "$claim" '{"status":{"phase":"Bound","accessModes":["ReadWriteMany"]}}'
+		# The volume grants what the claim asked for, as a provisioner's would.
+		modes="$(k get pvc "$claim" -o jsonpath='{.spec.accessModes}')"
+		status_patch pvc "$claim" "{\"status\":{\"phase\":\"Bound\",\"accessModes\":${modes:-[]}}}"
 		echo "bound pvc/$claim on $cluster"
 	done
 	;;
@@ -63,6 +68,13 @@ fail-job)
 		{\"type\":\"FailureTarget\",\"status\":\"True\",\"reason\":\"$reason\",\"message\":\"$message\",\"lastProbeTime\":\"$t\",\"lastTransitionTime\":\"$t\"},
 		{\"type\":\"Failed\",\"status\":\"True\",\"reason\":\"$reason\",\"message\":\"$message\",\"lastProbeTime\":\"$t\",\"lastTransitionTime\":\"$t\"}]}}"
 	echo "failed job/$job on $cluster ($reason)"
+	;;
+expire-job)
+	job="${1:?expire-job needs a Job name}"
+	[[ -n "$(k get job "$job" -o jsonpath='{.status.completionTime}{.status.conditions[?(@.type=="Failed")].status}')" ]] ||
+		{ echo "job/$job on $cluster has not finished: a TTL starts when a Job finishes" >&2; exit 1; }
+	k delete job "$job" --cascade=background >/dev/null
+	echo "expired job/$job on $cluster"
 	;;
 resolve-oci)
 	job="${1:?}" configmap="${2:?}" ref="${3:?}" manifest="${4:?resolve-oci needs JOB CONFIGMAP REF MANIFEST_FILE}"

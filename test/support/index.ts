@@ -6,6 +6,4 @@ export * from './certs.js';
 export * from './xrs.js';
 export * from './xrd.js';
 export * from './fake-function.js';
-export * from './workload-cluster.js';
-export * from './control-plane.js';
 export * from './served.js';

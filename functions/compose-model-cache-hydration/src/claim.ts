@@ -12,10 +12,12 @@ import {
   claimMount,
   getIn,
   getString,
+  getStringMap,
   remoteManifest,
   remoteObject,
   toJson,
 } from '#lib';
+import { claimOwner } from './labels.js';
 import type { Outcome, Stage } from './outcome.js';
 import type { ClaimSource } from './spec.js';
 
@@ -63,6 +65,14 @@ export function stageClaim(stage: Stage, source: ClaimSource): Outcome {
   const claim = remoteManifest(observed);
   if (claim === undefined) {
     outcome.message = `claim ${name} not found in namespace ${REMOTE_NAMESPACE} on ${cluster.name}`;
+    return outcome;
+  }
+  // Checked before anything else about it: a claim staged for another namespace is never ours to read.
+  const owner = claimOwner(name, getStringMap(claim, 'metadata', 'labels'), stage.namespace);
+  if (!owner.usable) {
+    outcome.phase = 'Failed';
+    outcome.reason = 'ClaimOwnedElsewhere';
+    outcome.message = `claim ${name} in namespace ${REMOTE_NAMESPACE} on ${cluster.name} holds weights Modelplane staged for ${owner.owner}; a cache in namespace ${stage.namespace} can't mount it (name a claim your platform provisioned, or stage the model with a cache of your own)`;
     return outcome;
   }
   const modes = accessModes(claim);

@@ -19,6 +19,7 @@ import {
   type RunFunctionRequest,
   type RunFunctionResponse,
 } from '#lib';
+import { retryRequestOf } from './attempts.js';
 import { stageClaim } from './claim.js';
 import { clusterGate } from './gate.js';
 import { artifactOf, resolveToken, stageHuggingFace } from './huggingface.js';
@@ -48,14 +49,21 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   if (!cluster.fetched || !secret.fetched) return rsp;
 
   const previous = previousStatus(xr.status);
-  const outcome = decide(req, xr.namespace, spec, cluster.item, secret.item, previous);
+  const outcome = decide(
+    req,
+    { namespace: xr.namespace, retryRequest: retryRequestOf(xr.annotations) },
+    spec,
+    cluster.item,
+    secret.item,
+    previous,
+  );
   report(req, rsp, outcome, previous, spec.clusterName);
   return rsp;
 }
 
 function decide(
   req: RunFunctionRequest,
-  namespace: string,
+  xr: Pick<Stage, 'namespace' | 'retryRequest'>,
   spec: HydrationSpec,
   cluster: JsonObject | undefined,
   secret: JsonObject | undefined,
@@ -65,11 +73,13 @@ function decide(
   if (!gate.open) return gate.outcome;
   const stage: Stage = {
     cacheName: spec.cacheName,
-    names: cacheNames(namespace, spec.cacheName),
+    names: cacheNames(xr.namespace, spec.cacheName),
+    namespace: xr.namespace,
     cluster: gate.cluster,
     observed: (key) => observedResource(req, key),
     previous,
   };
+  if (xr.retryRequest !== undefined) stage.retryRequest = xr.retryRequest;
   switch (spec.source) {
     case 'HuggingFace':
       return stageHuggingFace(stage, spec.huggingFace, resolveToken(spec.authSecret, secret));

@@ -1,9 +1,11 @@
 // The cluster gate: a cluster that can't be reached (or, for HuggingFace,
-// can't stage) holds the hydration at Pending. A hold composes nothing new and
-// keeps every Object it observes exactly as observed, so a cluster that is
-// briefly unreadable never deletes a staged volume.
+// can't stage) holds the hydration. A hold composes nothing new and keeps
+// every Object it observes exactly as observed, so a cluster that is briefly
+// unreadable never deletes a staged volume; and a cluster that was Ready for
+// this very artifact stays Ready, with the mount it published, so a hold of
+// one reconcile never withdraws a mount from the replicas.
 
-import { readInferenceCluster, type InferenceCluster, type JsonObject } from '#lib';
+import { readInferenceCluster, validateMount, type InferenceCluster, type JsonObject } from '#lib';
 import type { Outcome, PreviousStatus, Reason, SourceFacts } from './outcome.js';
 
 export type GateResult = { open: true; cluster: InferenceCluster & { providerConfigName: string } } | { open: false; outcome: Outcome };
@@ -22,9 +24,12 @@ export function clusterGate(clusterName: string, found: JsonObject | undefined, 
 }
 
 /**
- * Pending, keeping what was observed. The OCI result stays latched through a
- * hold: the reference was resolved once, and a hold must not make the next
- * pod serve whatever the tag points to by then.
+ * A hold, keeping what was observed. Ready for this very artifact (with a
+ * mount that still passes the contract) stays Ready, reason Held, the message
+ * saying why nothing can be checked now; a Job failure of this very artifact
+ * stays Failed, as it was said; otherwise Pending with the gate's reason. Every fact of the last status stays latched through a hold: the OCI
+ * result (a hold must not make the next pod serve whatever the tag points to
+ * by then), what was staged, and the attempts.
  */
 export function held(previous: PreviousStatus, reason: Reason, message: string, artifact: string): Outcome {
   const facts: SourceFacts = {};
@@ -33,5 +38,20 @@ export function held(previous: PreviousStatus, reason: Reason, message: string, 
     facts.digest = previous.digest;
     facts.artifactKind = previous.artifactKind;
   }
-  return { phase: 'Pending', reason, message, facts, resources: [], keepObserved: true, warnings: [], artifact };
+  if (previous.attempts !== undefined) facts.attempts = previous.attempts;
+  if (previous.accessModes !== undefined) facts.accessModes = previous.accessModes;
+  const outcome: Outcome = { phase: 'Pending', reason, message, facts, resources: [], keepObserved: true, warnings: [], artifact };
+  if (previous.phase === 'Failed' && previous.attempts?.artifact === artifact && previous.message !== undefined) {
+    // The Failed latch holds through a hold too: a hold must not turn spent attempts into a fresh start.
+    return { ...outcome, phase: 'Failed', reason: 'HydrationFailed', message: previous.message };
+  }
+  const mount = previous.phase === 'Ready' && previous.staged === artifact ? validateMount(previous.mount) : undefined;
+  if (mount?.ok) {
+    outcome.phase = 'Ready';
+    outcome.reason = 'Held';
+    outcome.message = `${artifact} stays Ready as last seen, its mount published: ${message}, so nothing on the cluster can be checked or changed now`;
+    outcome.mount = mount.mount;
+    facts.staged = artifact;
+  }
+  return outcome;
 }

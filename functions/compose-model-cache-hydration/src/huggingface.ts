@@ -10,8 +10,6 @@ import {
   HYDRATION_MOUNT_PATH,
   JOB_BACKOFF_LIMIT,
   JOB_POLICIES,
-  JOB_TTL_SECONDS,
-  LABEL_MODELCACHE,
   READY_QUERY,
   REMOTE_NAMESPACE,
   celReadiness,
@@ -24,9 +22,11 @@ import {
   type JsonObject,
   type Phase,
 } from '#lib';
+import { attemptNote, failureMessage, jobTtlSeconds, planJob, settled, type JobRun } from './attempts.js';
 import { held } from './gate.js';
-import { jobMetadata, jobState } from './jobs.js';
-import type { Outcome, Reason, Stage } from './outcome.js';
+import { jobMetadata, podMetadata } from './jobs.js';
+import { podLabels, remoteLabels } from './labels.js';
+import type { Outcome, Stage } from './outcome.js';
 import { shellQuote } from './shell.js';
 import type { AuthSecretRef, HuggingFaceSource } from './spec.js';
 
@@ -96,18 +96,21 @@ export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token:
 
   const claim = remoteStatus(stage.observed(HF_KEYS.pvc));
   const bound = claim['phase'] === 'Bound';
-  const job = jobState(stage.observed(HF_KEYS.job), artifact);
+  const jobs = planJob({ observed: stage.observed(HF_KEYS.job), artifact, previous: stage.previous, request: stage.retryRequest });
+  const { job } = jobs;
+  // A failed attempt with more to come waits for its token like any other; spent attempts stay Failed.
+  const failure = jobs.failure && (jobs.failure.final || token.kind !== 'missing') ? jobs.failure : undefined;
   // The Ready latch: the Job's TTL removes it after it completes, and the
   // volume still holds the weights, so this XR's own Ready status stands in
   // for it, as long as it is Ready for this very artifact.
   const latched = stage.previous.phase === 'Ready' && stage.previous.staged === artifact;
 
   let phase: Phase;
-  if (job.state === 'failed') phase = 'Failed';
+  if (failure) phase = 'Failed';
   else if (bound && (job.state === 'complete' || latched)) phase = 'Ready';
   else phase = bound ? 'Hydrating' : 'Pending';
 
-  const labels = { [LABEL_MODELCACHE]: stage.cacheName };
+  const labels = remoteLabels(stage);
   const resources: Outcome['resources'] = [
     [
       HF_KEYS.pvc,
@@ -118,58 +121,76 @@ export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token:
       }),
     ],
   ];
-  const outcome: Outcome = { phase, reason: 'Staged', facts: {}, resources, warnings: [], artifact };
+  const outcome: Outcome = { phase, reason: 'Staged', facts: { attempts: jobs.record }, resources, warnings: [], artifact };
+  if (jobs.notices.length > 0) outcome.notices = jobs.notices;
   if (stage.observed(HF_KEYS.pvc) === undefined) outcome.firstCompose = `Staging ${artifact} on ${cluster.name}`;
 
   if (phase === 'Ready') {
     // The Job and the token Secret are no longer desired: the Job is orphaned
     // (no Delete policy) and its TTL removes it; the Secret is deleted, so the
     // token leaves the cluster once it has done its work.
-    outcome.mount = huggingFaceMount({ claimName: names.pvc, repo: source.repo });
+    outcome.mount = huggingFaceMount({ claimName: names.pvc, repo: source.repo, revision: source.revision });
     outcome.facts.staged = artifact;
+    outcome.facts.attempts = settled(jobs.record, artifact, stage.retryRequest);
+    return outcome;
+  }
+
+  const where = `on ${cluster.name}`;
+  if (failure) {
+    // Failed, latched: the Job stays desired only while another attempt follows it.
+    outcome.reason = 'HydrationFailed';
+    outcome.message = failureMessage(`hydration Job ${names.job} ${where}`, failure);
+    if (jobs.run) resources.push(...jobObjects(stage, source, labels, token, jobs.run));
     return outcome;
   }
 
   if (token.kind === 'missing') {
     // Keep the PVC (a rotated-away token must not drop staged weights); run no
-    // Job without its token. The claim alone says how far staging got.
-    outcome.phase = bound ? 'Hydrating' : 'Pending';
+    // Job without its token. The claim alone says how far staging got, and no attempt is made.
+    const before = stage.previous.attempts;
+    outcome.facts.attempts = before?.artifact === artifact ? before : { artifact, count: 0 };
     outcome.reason = 'AuthSecretMissing';
     outcome.message = token.message;
     outcome.warnings.push({ reason: 'AuthSecretMissing', message: token.message });
     return outcome;
   }
 
-  if (token.kind === 'present') {
-    resources.push([
-      HF_KEYS.auth,
-      remoteObject({ providerConfig: cluster.providerConfigName, manifest: secretManifest(names.authSecret, labels, token) }),
-    ]);
-  }
-  resources.push([
-    HF_KEYS.job,
-    remoteObject({
-      providerConfig: cluster.providerConfigName,
-      manifest: jobManifest(stage, source, labels, token),
-      readiness: celReadiness(READY_QUERY.jobComplete),
-      managementPolicies: JOB_POLICIES,
-    }),
-  ]);
-
-  const where = `on ${cluster.name}`;
-  const reasons: Record<Exclude<Phase, 'Ready'>, Reason> = { Failed: 'HydrationFailed', Hydrating: 'Hydrating', Pending: 'Pending' };
-  outcome.reason = reasons[phase];
-  if (job.state === 'failed') {
-    outcome.message = `hydration Job ${names.job} ${where} failed: ${job.why}`;
-  } else if (job.state === 'stale') {
-    outcome.message = `waiting for the hydration Job ${names.job} ${where}, left from ${job.artifact}, to finish and be removed (its TTL is ${JOB_TTL_SECONDS}s) before staging ${artifact}`;
+  resources.push(...jobObjects(stage, source, labels, token, jobs.run ?? { attempt: 1 }));
+  outcome.reason = phase === 'Hydrating' ? 'Hydrating' : 'Pending';
+  if (job.state === 'stale') {
+    outcome.message = `waiting for the hydration Job ${names.job} ${where}, ${job.left}, to finish and be removed (${job.removal}) before staging ${artifact}`;
   } else if (phase === 'Hydrating') {
-    outcome.message = `downloading ${artifact} to PVC ${names.pvc} ${where}`;
+    outcome.message = `downloading ${artifact} to PVC ${names.pvc} ${where}${attemptNote(jobs.record.count)}`;
   } else {
     const claimPhase = typeof claim['phase'] === 'string' ? claim['phase'] : 'not created yet';
     outcome.message = `waiting for PVC ${names.pvc} ${where} to bind (it is ${claimPhase})`;
   }
   return outcome;
+}
+
+/** The token Secret (when there is a token) and the hydration Job of one attempt. */
+function jobObjects(
+  stage: Stage,
+  source: HuggingFaceSource,
+  labels: Record<string, string>,
+  token: Token,
+  run: JobRun,
+): Outcome['resources'] {
+  const providerConfig = stage.cluster.providerConfigName;
+  const out: Outcome['resources'] = [];
+  if (token.kind === 'present') {
+    out.push([HF_KEYS.auth, remoteObject({ providerConfig, manifest: secretManifest(stage.names.authSecret, labels, token) })]);
+  }
+  out.push([
+    HF_KEYS.job,
+    remoteObject({
+      providerConfig,
+      manifest: jobManifest(stage, source, labels, token, run),
+      readiness: celReadiness(READY_QUERY.jobComplete),
+      managementPolicies: JOB_POLICIES,
+    }),
+  ]);
+  return out;
 }
 
 function pvcManifest(name: string, labels: Record<string, string>, storageClassName: string, sizeGiB: number): JsonObject {
@@ -193,7 +214,7 @@ function secretManifest(name: string, labels: Record<string, string>, token: { k
   return toJson(secret);
 }
 
-function jobManifest(stage: Stage, source: HuggingFaceSource, labels: Record<string, string>, token: Token): JsonObject {
+function jobManifest(stage: Stage, source: HuggingFaceSource, labels: Record<string, string>, token: Token, run: JobRun): JsonObject {
   const env: V1EnvVar[] = [{ name: HF_HUB_CACHE_ENV, value: HYDRATION_MOUNT_PATH }];
   if (token.kind === 'present') {
     env.push({ name: 'HF_TOKEN', valueFrom: { secretKeyRef: { name: stage.names.authSecret, key: token.key } } });
@@ -201,12 +222,12 @@ function jobManifest(stage: Stage, source: HuggingFaceSource, labels: Record<str
   const job: V1Job = {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: jobMetadata(stage.names.job, REMOTE_NAMESPACE, labels, artifactOf(source)),
+    metadata: jobMetadata(stage.names.job, REMOTE_NAMESPACE, labels, artifactOf(source), run.attempt),
     spec: {
       backoffLimit: JOB_BACKOFF_LIMIT,
-      ttlSecondsAfterFinished: JOB_TTL_SECONDS,
+      ttlSecondsAfterFinished: jobTtlSeconds(run.attempt),
       template: {
-        metadata: { labels },
+        metadata: podMetadata(podLabels(stage), run.round),
         spec: {
           restartPolicy: 'OnFailure',
           containers: [

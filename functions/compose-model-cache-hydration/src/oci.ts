@@ -20,8 +20,6 @@ import type {
 import {
   JOB_BACKOFF_LIMIT,
   JOB_POLICIES,
-  JOB_TTL_SECONDS,
-  LABEL_MODELCACHE,
   READY_QUERY,
   REMOTE_NAMESPACE,
   celReadiness,
@@ -33,7 +31,9 @@ import {
   type JsonObject,
   type ManagementPolicy,
 } from '#lib';
-import { jobMetadata, jobState } from './jobs.js';
+import { attemptNote, failureMessage, jobTtlSeconds, planJob, settled, type JobRun } from './attempts.js';
+import { jobMetadata, podMetadata } from './jobs.js';
+import { podLabels, remoteLabels } from './labels.js';
 import { readResult, type ResolverResult } from './oci-result.js';
 import type { Outcome, Stage } from './outcome.js';
 import { parseReference, type OciSource } from '#lib';
@@ -114,7 +114,7 @@ export function stageOci(stage: Stage, source: OciSource): Outcome {
   const reference = parseReference(ref);
   // parseSpec refused anything else; a failure here is a bug, not input.
   if (!reference) throw new Error(`spec.oci.ref ${JSON.stringify(ref)} passed parsing but is not a reference`);
-  const labels = { [LABEL_MODELCACHE]: stage.cacheName };
+  const labels = remoteLabels(stage);
 
   const resources: Outcome['resources'] = [
     [
@@ -140,7 +140,12 @@ export function stageOci(stage: Stage, source: OciSource): Outcome {
 
   if (result.state === 'resolved') {
     // Known: the resolver is done (and so is its access); the ConfigMap stays as the record.
-    outcome.facts = { resolvedRef: ref, digest: result.digest, artifactKind: result.kind };
+    outcome.facts = {
+      resolvedRef: ref,
+      digest: result.digest,
+      artifactKind: result.kind,
+      attempts: settled(previous.attempts, ref, stage.retryRequest),
+    };
     const pinned = `${reference.repository}@${result.digest}`;
     if (result.kind === 'Image' && !cluster.imageVolumes) {
       outcome.phase = 'Failed';
@@ -164,17 +169,22 @@ export function stageOci(stage: Stage, source: OciSource): Outcome {
     return outcome;
   }
 
-  resources.push(...resolverObjects(stage, source, labels));
-  const job = jobState(stage.observed(OCI_KEYS.job), ref);
+  const jobs = planJob({ observed: stage.observed(OCI_KEYS.job), artifact: ref, previous, request: stage.retryRequest });
+  outcome.facts.attempts = jobs.record;
+  if (jobs.notices.length > 0) outcome.notices = jobs.notices;
+  // The resolver stays desired while it has an attempt to make; once they are spent, it and its access go.
+  if (jobs.run) resources.push(...resolverObjects(stage, source, labels, jobs.run));
+  const { job, failure } = jobs;
   const lastError = result.state === 'error' ? `; the last attempt said: ${result.error}` : '';
-  if (job.state === 'failed') {
+  if (failure) {
     outcome.phase = 'Failed';
     outcome.reason = 'HydrationFailed';
-    outcome.message = `resolver Job ${names.resolver} on ${cluster.name} failed to read ${ref}: ${job.why}${lastError}`;
+    const why = failure.latched ? failure.why : `${failure.why}${lastError}`;
+    outcome.message = failureMessage(`resolver Job ${names.resolver} on ${cluster.name} reading ${ref}`, { ...failure, why });
   } else if (job.state === 'stale') {
-    outcome.message = `waiting for the resolver Job ${names.resolver} on ${cluster.name}, left from ${job.artifact}, to finish and be removed (its TTL is ${JOB_TTL_SECONDS}s) before resolving ${ref}`;
+    outcome.message = `waiting for the resolver Job ${names.resolver} on ${cluster.name}, ${job.left}, to finish and be removed (${job.removal}) before resolving ${ref}`;
   } else {
-    outcome.message = `resolving ${ref} on ${cluster.name}${lastError}`;
+    outcome.message = `resolving ${ref} on ${cluster.name}${attemptNote(jobs.record.count)}${lastError}`;
   }
   return outcome;
 }
@@ -200,7 +210,7 @@ function configMapManifest(name: string, labels: Record<string, string>): JsonOb
  * Role that can read and write the one result ConfigMap by name. Default
  * policies, so dropping them (once resolved) deletes them.
  */
-function resolverObjects(stage: Stage, source: OciSource, labels: Record<string, string>): Outcome['resources'] {
+function resolverObjects(stage: Stage, source: OciSource, labels: Record<string, string>, run: JobRun): Outcome['resources'] {
   const name = stage.names.resolver;
   const metadata = { name, namespace: REMOTE_NAMESPACE, labels };
   const account: V1ServiceAccount = { apiVersion: 'v1', kind: 'ServiceAccount', metadata };
@@ -226,7 +236,7 @@ function resolverObjects(stage: Stage, source: OciSource, labels: Record<string,
       OCI_KEYS.job,
       remoteObject({
         providerConfig,
-        manifest: resolverJob(name, source, labels),
+        manifest: resolverJob({ name, source, labels, templateLabels: podLabels(stage), run }),
         readiness: celReadiness(READY_QUERY.jobComplete),
         managementPolicies: JOB_POLICIES,
       }),
@@ -241,7 +251,17 @@ const RESTRICTED: V1SecurityContext = { allowPrivilegeEscalation: false, readOnl
  * manifest; the container publishes it. `Never` restarts in place: each
  * attempt is a pod of its own, whose log a person can read.
  */
-export function resolverJob(name: string, source: OciSource, labels: Record<string, string>): JsonObject {
+export interface ResolverJobInput {
+  name: string;
+  source: OciSource;
+  /** On the Job's metadata. */
+  labels: Record<string, string>;
+  /** On its pod template (which can't change once the Job exists). */
+  templateLabels: Record<string, string>;
+  run: JobRun;
+}
+
+export function resolverJob({ name, source, labels, templateLabels, run }: ResolverJobInput): JsonObject {
   const work: V1VolumeMount = { name: 'work', mountPath: WORK_DIR };
   const ref: V1EnvVar = { name: 'REF', value: source.ref };
   const secretVolumes: V1Volume[] = source.imagePullSecrets.map((secretName, i) => ({
@@ -285,12 +305,12 @@ export function resolverJob(name: string, source: OciSource, labels: Record<stri
   const job: V1Job = {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: jobMetadata(name, REMOTE_NAMESPACE, labels, source.ref),
+    metadata: jobMetadata(name, REMOTE_NAMESPACE, labels, source.ref, run.attempt),
     spec: {
       backoffLimit: JOB_BACKOFF_LIMIT,
-      ttlSecondsAfterFinished: JOB_TTL_SECONDS,
+      ttlSecondsAfterFinished: jobTtlSeconds(run.attempt),
       template: {
-        metadata: { labels },
+        metadata: podMetadata(templateLabels, run.round),
         spec: {
           serviceAccountName: name,
           restartPolicy: 'Never',

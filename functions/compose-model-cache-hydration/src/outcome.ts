@@ -3,6 +3,21 @@
 
 import type { ArtifactKind, CacheMount, CacheNames, InferenceCluster, JsonObject, Phase } from '#lib';
 
+/** The Job attempts of one round at one artifact (status `attempts`, `attemptsFor`, `retryRequest`). */
+export interface AttemptRecord {
+  artifact: string;
+  /** Attempts made this round; 0 before the first Job runs. */
+  count: number;
+  /** The retry request (annotation value) this round answers, or last seen while Ready. */
+  retryRequest?: string;
+}
+
+/** An event, told once: on the reconcile where what it says became true. */
+export interface Notice {
+  reason: string;
+  message: string;
+}
+
 /**
  * The reasons of the ArtifactReady condition. The first five are the ones the
  * parent and the contract know; the others say which gate or source check
@@ -22,6 +37,8 @@ export const REASONS = [
   'ClaimNotBound', // Pending, PersistentVolumeClaim: the claim exists, unbound
   'UnsupportedArtifact', // Failed, OCI: neither a container image nor a ModelPack artifact
   'ImageVolumesUnsupported', // Failed, OCI: an image, and the cluster can't mount image volumes
+  'Held', // Ready as last seen: the cluster can't be read (or staged on) now, the mount stays published
+  'ClaimOwnedElsewhere', // Failed, PersistentVolumeClaim: the claim holds what Modelplane staged for another namespace
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
@@ -34,8 +51,10 @@ export interface SourceFacts {
   artifactKind?: ArtifactKind;
   /** OCI: the reference the latched digest belongs to; a different spec.oci.ref re-resolves. */
   resolvedRef?: string;
-  /** HuggingFace: what the Ready volume holds ("repo" or "repo@revision"); another one is staged anew. */
+  /** What the Ready cluster serves ("repo[@revision]", the OCI reference, "claim <name>"); another one is staged anew. */
   staged?: string;
+  /** HuggingFace and OCI: the Job attempts at this artifact. */
+  attempts?: AttemptRecord;
 }
 
 export interface Outcome {
@@ -50,17 +69,23 @@ export interface Outcome {
   resources: [key: string, resource: JsonObject][];
   /** A hold: desire every observed Object exactly as observed, and compose nothing new. */
   keepObserved?: boolean;
-  /** Warnings to emit whenever they hold (before any other event). */
+  /** Warnings, emitted when they hold and the last status did not already say the same. */
   warnings: { reason: Reason; message: string }[];
+  /** Normal events of a transition the source saw (a retry starting). */
+  notices?: Notice[];
   /** What the first compose on this cluster stages, e.g. "Staging Qwen/Qwen3-0.6B on cluster-a". */
   firstCompose?: string;
   /** What this cluster serves, for the event on the transition to Ready. */
   artifact: string;
 }
 
-/** The XR's own last status: the Ready latch and the latched OCI result live there. */
+/** The XR's own last status: the Ready and Failed latches and the latched OCI result live there. */
 export interface PreviousStatus extends SourceFacts {
   phase: Phase;
+  /** The last message: an event is told once, when what it says is new. */
+  message?: string;
+  /** The last published mount (only read when Ready): a hold keeps it. */
+  mount?: JsonObject;
 }
 
 /** Everything a source needs to decide, read once from the request. */
@@ -71,4 +96,8 @@ export interface Stage {
   cluster: InferenceCluster & { providerConfigName: string };
   observed: (key: string) => JsonObject | undefined;
   previous: PreviousStatus;
+  /** The XR's namespace: what everything staged remotely is labelled with. */
+  namespace: string;
+  /** The retry request on this XR (its own, and its ModelCache's copied down), if any. */
+  retryRequest?: string;
 }

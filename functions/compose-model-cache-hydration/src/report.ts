@@ -36,6 +36,15 @@ export const ARTIFACT_READY = 'ArtifactReady';
 export function previousStatus(status: JsonObject): PreviousStatus {
   const state = readCacheState(status);
   const previous: PreviousStatus = { phase: state.phase };
+  if (state.message !== undefined) previous.message = state.message;
+  if (state.mount !== undefined) previous.mount = state.mount;
+  if (state.accessModes !== undefined) previous.accessModes = state.accessModes;
+  const attemptsFor = getString(status, 'attemptsFor');
+  if (attemptsFor !== undefined) {
+    previous.attempts = { artifact: attemptsFor, count: state.attempts ?? 0 };
+    const retryRequest = getString(status, 'retryRequest');
+    if (retryRequest !== undefined) previous.attempts.retryRequest = retryRequest;
+  }
   if (state.digest !== undefined && DIGEST.test(state.digest)) previous.digest = state.digest;
   if (state.artifactKind !== undefined) previous.artifactKind = state.artifactKind;
   const resolvedRef = getString(status, 'resolvedRef');
@@ -71,6 +80,8 @@ export function report(
     mount = toJson(checked.mount);
   }
   const { facts } = outcome;
+  // The record only once it says something: an attempt made, or a retry request taken.
+  const attempts = facts.attempts && (facts.attempts.count > 0 || facts.attempts.retryRequest !== undefined) ? facts.attempts : undefined;
   // Every field this function owns, set or unset, so none is left from an earlier answer.
   setCompositeStatus(rsp, {
     phase: outcome.phase,
@@ -80,14 +91,23 @@ export function report(
     digest: facts.digest,
     artifactKind: facts.artifactKind,
     resolvedRef: facts.resolvedRef,
-    staged: facts.staged,
+    staged: outcome.phase === 'Ready' ? (facts.staged ?? outcome.artifact) : undefined,
+    attempts: attempts && attempts.count > 0 ? attempts.count : undefined,
+    attemptsFor: attempts?.artifact,
+    retryRequest: attempts?.retryRequest,
   });
   setCondition(rsp, { type: ARTIFACT_READY, status: outcome.phase === 'Ready', reason: outcome.reason, message: outcome.message });
 
-  for (const warning of outcome.warnings) warningEvent(rsp, warning.reason, warning.message);
+  // Events, each once: on the reconcile where what it says became true. The
+  // last status says what was true before (a Warning repeated every minute
+  // would bury the ones that matter).
+  for (const warning of outcome.warnings) {
+    if (previous.message !== warning.message) warningEvent(rsp, warning.reason, warning.message);
+  }
   if (outcome.firstCompose !== undefined) normalEvent(rsp, 'Staging', outcome.firstCompose);
+  for (const notice of outcome.notices ?? []) normalEvent(rsp, notice.reason, notice.message);
   if (outcome.phase === 'Ready' && previous.phase !== 'Ready') normalEvent(rsp, 'Staged', `${outcome.artifact} is ready on ${cluster}`);
-  if (outcome.phase === 'Failed' && previous.phase !== 'Failed')
+  if (outcome.phase === 'Failed' && !(previous.phase === 'Failed' && previous.message === outcome.message))
     warningEvent(rsp, outcome.reason, outcome.message ?? `${outcome.artifact} failed on ${cluster}`);
 
   setCompositeReady(rsp, outcome.phase === 'Ready');

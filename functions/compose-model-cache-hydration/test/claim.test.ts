@@ -81,6 +81,7 @@ describe('PersistentVolumeClaim source', () => {
         env: [{ name: 'MODELPLANE_MODEL', value: '/mnt/models' }],
       },
       accessModes: ['ReadOnlyMany'],
+      staged: 'claim qwen-weights',
     });
     expect(condition(bound, 'ArtifactReady')).toEqual({ status: 'STATUS_CONDITION_TRUE', reason: 'Staged' });
     expect(readiness(bound)).toEqual({ claim: 'READY_TRUE' });

@@ -58,7 +58,11 @@ describe('upstream cases, ported to the child', () => {
           manifest: {
             apiVersion: 'v1',
             kind: 'PersistentVolumeClaim',
-            metadata: { name: PVC, namespace: 'default', labels: { 'modelplane.ai/modelcache': 'qwen' } },
+            metadata: {
+              name: PVC,
+              namespace: 'default',
+              labels: { 'modelplane.ai/modelcache': 'qwen', 'modelplane.ai/namespace': 'ml-team' },
+            },
             spec: { accessModes: ['ReadWriteMany'], storageClassName: 'modelplane-rwx', resources: { requests: { storage: '20Gi' } } },
           },
         },
@@ -77,8 +81,8 @@ describe('upstream cases, ported to the child', () => {
             metadata: {
               name: JOB,
               namespace: 'default',
-              labels: { 'modelplane.ai/modelcache': 'qwen' },
-              annotations: { 'modelplane.ai/artifact': REPO },
+              labels: { 'modelplane.ai/modelcache': 'qwen', 'modelplane.ai/namespace': 'ml-team' },
+              annotations: { 'modelplane.ai/artifact': REPO, 'modelplane.ai/attempt': '1' },
             },
             spec: {
               backoffLimit: 3,
@@ -110,7 +114,7 @@ describe('upstream cases, ported to the child', () => {
         providerConfigRef: { kind: 'ClusterProviderConfig', name: 'cluster-a-pc' },
         readiness: {
           policy: 'DeriveFromCelQuery',
-          celQuery: 'object.status.conditions.exists(c, c.type == "Complete" && c.status == "True")',
+          celQuery: 'has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Complete" && c.status == "True")',
         },
         managementPolicies: ['Observe', 'Create', 'Update', 'LateInitialize'],
       },
@@ -118,6 +122,8 @@ describe('upstream cases, ported to the child', () => {
     expect(compositeStatus(rsp)).toEqual({
       phase: 'Pending',
       message: `waiting for PVC ${PVC} on cluster-a to bind (it is not created yet)`,
+      attempts: 1,
+      attemptsFor: REPO,
     });
     expect(condition(rsp, 'ArtifactReady')).toEqual({
       status: 'STATUS_CONDITION_FALSE',
@@ -145,7 +151,11 @@ describe('upstream cases, ported to the child', () => {
           manifest: {
             apiVersion: 'v1',
             kind: 'Secret',
-            metadata: { name: AUTH, namespace: 'default', labels: { 'modelplane.ai/modelcache': 'qwen' } },
+            metadata: {
+              name: AUTH,
+              namespace: 'default',
+              labels: { 'modelplane.ai/modelcache': 'qwen', 'modelplane.ai/namespace': 'ml-team' },
+            },
             data: { HF_TOKEN: TOKEN_B64 },
           },
         },
@@ -194,10 +204,14 @@ describe('upstream cases, ported to the child', () => {
         volumeMounts: [{ name: 'model-cache', mountPath: '/mnt/models' }],
         env: [
           { name: 'HF_HUB_CACHE', value: '/mnt/models' },
+          { name: 'HF_HUB_OFFLINE', value: '1' },
           { name: 'MODELPLANE_MODEL', value: REPO },
+          { name: 'MODELPLANE_MODEL_REVISION', value: 'main' },
         ],
       },
       staged: REPO,
+      attempts: 1,
+      attemptsFor: REPO,
     });
     expect(condition(rsp, 'ArtifactReady')).toEqual({ status: 'STATUS_CONDITION_TRUE', reason: 'Staged' });
     expect(results(rsp)).toEqual([['SEVERITY_NORMAL', 'Qwen/Qwen3-0.6B is ready on cluster-a']]);
@@ -212,7 +226,12 @@ describe('upstream cases, ported to the child', () => {
       }),
     );
     expect(readiness(rsp)).toEqual({ pvc: 'READY_TRUE', hydrate: 'READY_UNSPECIFIED' });
-    expect(compositeStatus(rsp)).toEqual({ phase: 'Hydrating', message: `downloading Qwen/Qwen3-0.6B to PVC ${PVC} on cluster-a` });
+    expect(compositeStatus(rsp)).toEqual({
+      phase: 'Hydrating',
+      message: `downloading Qwen/Qwen3-0.6B to PVC ${PVC} on cluster-a`,
+      attempts: 1,
+      attemptsFor: REPO,
+    });
     expect(condition(rsp, 'ArtifactReady')?.reason).toBe('Hydrating');
     expect(rsp.desired?.composite?.ready).toBe('READY_FALSE');
     expect(results(rsp)).toEqual([]);
@@ -226,9 +245,11 @@ describe('upstream cases, ported to the child', () => {
         observed: boundWithJob(first, 'failed'),
       }),
     );
-    const message = `hydration Job ${JOB} on cluster-a failed: BackoffLimitExceeded: Job has reached the specified backoff limit`;
+    const message =
+      `hydration Job ${JOB} on cluster-a failed (attempt 1 of 3): BackoffLimitExceeded: Job has reached the specified backoff limit; ` +
+      'attempt 2 starts when Kubernetes removes the failed Job, 180s after it failed (delete it on the workload cluster to start now)';
     expect(Object.keys(desiredResources(rsp))).toEqual(['pvc', 'hydrate']);
-    expect(compositeStatus(rsp)).toEqual({ phase: 'Failed', message });
+    expect(compositeStatus(rsp)).toEqual({ phase: 'Failed', message, attempts: 1, attemptsFor: REPO });
     expect(condition(rsp, 'ArtifactReady')).toEqual({ status: 'STATUS_CONDITION_FALSE', reason: 'HydrationFailed', message });
     expect(results(rsp)).toEqual([['SEVERITY_WARNING', message]]);
     expect(rsp.results[0]!.reason).toBe('HydrationFailed');
@@ -387,7 +408,12 @@ describe('what the split adds', () => {
       }),
     );
     expect(Object.keys(desiredResources(rsp))).toEqual(['pvc', 'hydrate']);
-    expect(compositeStatus(rsp)).toEqual({ phase: 'Pending', message: `waiting for PVC ${PVC} on cluster-a to bind (it is Lost)` });
+    expect(compositeStatus(rsp)).toEqual({
+      phase: 'Pending',
+      message: `waiting for PVC ${PVC} on cluster-a to bind (it is Lost)`,
+      attempts: 1,
+      attemptsFor: REPO,
+    });
     expect(rsp.desired?.composite?.ready).toBe('READY_FALSE');
   });
 

@@ -92,7 +92,14 @@ describe('HuggingFace, through gRPC', () => {
 
     const r4 = await life.reconcile(world('Bound', 'complete'));
     expect([phaseOf(r4), keysOf(r4), r4.desired?.composite?.ready]).toEqual(['Ready', ['pvc'], 'READY_TRUE']);
-    expect(compositeStatus(r4)['mount']).toMatchObject({ env: [{ name: 'HF_HUB_CACHE' }, { name: 'MODELPLANE_MODEL', value: REPO }] });
+    expect(compositeStatus(r4)['mount']).toMatchObject({
+      env: [
+        { name: 'HF_HUB_CACHE' },
+        { name: 'HF_HUB_OFFLINE', value: '1' },
+        { name: 'MODELPLANE_MODEL', value: REPO },
+        { name: 'MODELPLANE_MODEL_REVISION', value: 'main' },
+      ],
+    });
     expect(results(r4)).toEqual([['SEVERITY_NORMAL', `${REPO}@main is ready on cluster-a`]]);
     expect(JSON.stringify(r4)).not.toContain(TOKEN_B64);
 

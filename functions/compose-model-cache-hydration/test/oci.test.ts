@@ -91,7 +91,11 @@ describe('first compose', () => {
     const rsp = await run(resolved({ xr: hydration(OCI), cluster: CLUSTER }));
     const desired = desiredResources(rsp);
     expect(Object.keys(desired)).toEqual(['resolve-result', 'resolve-account', 'resolve-role', 'resolve-binding', 'resolve']);
-    const metadata = { name: RESOLVER, namespace: 'default', labels: { 'modelplane.ai/modelcache': 'qwen' } };
+    const metadata = {
+      name: RESOLVER,
+      namespace: 'default',
+      labels: { 'modelplane.ai/modelcache': 'qwen', 'modelplane.ai/namespace': 'ml-team' },
+    };
     const wrapper = (manifest: JsonObject, extra: JsonObject = {}) => ({
       apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
       kind: 'Object',
@@ -123,14 +127,14 @@ describe('first compose', () => {
       managementPolicies: ['Observe', 'Create', 'Update', 'LateInitialize'],
       readiness: {
         policy: 'DeriveFromCelQuery',
-        celQuery: 'object.status.conditions.exists(c, c.type == "Complete" && c.status == "True")',
+        celQuery: 'has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Complete" && c.status == "True")',
       },
     });
     const manifest = manifestOf(job) as {
       metadata: JsonObject;
       spec: { backoffLimit: number; ttlSecondsAfterFinished: number; template: { spec: Record<string, unknown> } };
     };
-    expect(manifest.metadata).toEqual({ ...metadata, annotations: { 'modelplane.ai/artifact': REF } });
+    expect(manifest.metadata).toEqual({ ...metadata, annotations: { 'modelplane.ai/artifact': REF, 'modelplane.ai/attempt': '1' } });
     expect([manifest.spec.backoffLimit, manifest.spec.ttlSecondsAfterFinished]).toEqual([3, 180]);
     const pod = manifest.spec.template.spec as {
       serviceAccountName: string;
@@ -155,7 +159,7 @@ describe('first compose', () => {
       { name: 'REF', value: REF },
       { name: 'DOCKER_CONFIG', value: '/work/docker' },
     ]);
-    expect(compositeStatus(rsp)).toEqual({ phase: 'Pending', message: `resolving ${REF} on cluster-a` });
+    expect(compositeStatus(rsp)).toEqual({ phase: 'Pending', message: `resolving ${REF} on cluster-a`, attempts: 1, attemptsFor: REF });
     expect(condition(rsp, 'ArtifactReady')?.reason).toBe('Pending');
     expect(results(rsp)).toEqual([['SEVERITY_NORMAL', `Resolving ${REF} on cluster-a`]]);
   });
@@ -195,6 +199,7 @@ describe('resolved', () => {
       digest,
       artifactKind: 'Image',
       resolvedRef: REF,
+      staged: REF,
     });
     expect(validateMount(mount).ok).toBe(true);
     expect(condition(rsp, 'ArtifactReady')).toMatchObject({ status: 'STATUS_CONDITION_TRUE', reason: 'Staged' });
@@ -284,9 +289,9 @@ describe('failed', () => {
     const observed = await afterFirstPass(OCI, { ref: REF, error: `${error}\n` }, jobRemote('failed'));
     const rsp = await run(resolved({ xr: hydration(OCI), cluster: CLUSTER, observed }));
     const message =
-      `resolver Job ${RESOLVER} on cluster-a failed to read ${REF}: BackoffLimitExceeded: Job has reached the specified backoff limit; ` +
-      `the last attempt said: ${error}`;
-    expect(compositeStatus(rsp)).toEqual({ phase: 'Failed', message });
+      `resolver Job ${RESOLVER} on cluster-a reading ${REF} failed (attempt 1 of 3): BackoffLimitExceeded: Job has reached the specified backoff limit; ` +
+      `the last attempt said: ${error}; attempt 2 starts when Kubernetes removes the failed Job, 180s after it failed (delete it on the workload cluster to start now)`;
+    expect(compositeStatus(rsp)).toEqual({ phase: 'Failed', message, attempts: 1, attemptsFor: REF });
     expect(condition(rsp, 'ArtifactReady')?.reason).toBe('HydrationFailed');
     expect(Object.keys(desiredResources(rsp))).toEqual(['resolve-result', 'resolve-account', 'resolve-role', 'resolve-binding', 'resolve']);
     expect(results(rsp)).toEqual([['SEVERITY_WARNING', message]]);
@@ -298,6 +303,8 @@ describe('failed', () => {
     expect(compositeStatus(rsp)).toEqual({
       phase: 'Pending',
       message: `resolving ${REF} on cluster-a; the last attempt said: MANIFEST_UNKNOWN: manifest unknown`,
+      attempts: 1,
+      attemptsFor: REF,
     });
   });
 

@@ -21,7 +21,13 @@ const HOSTILE_REF = `reg.io/x:v1'; touch PWNED; echo $(touch PWNED2) \`touch PWN
 
 /** The scripts and env of each container, for a reference and pull secrets. */
 function containers(ref: string, secrets: string[]): Record<string, Container> {
-  const job = resolverJob('modelcache-ml-team-qwen-resolve-167ed', { ref, imagePullSecrets: secrets }, {}) as unknown as {
+  const job = resolverJob({
+    name: 'modelcache-ml-team-qwen-resolve-167ed',
+    source: { ref, imagePullSecrets: secrets },
+    labels: {},
+    templateLabels: {},
+    run: { attempt: 1 },
+  }) as unknown as {
     spec: { template: { spec: { initContainers: Container[]; containers: Container[] } } };
   };
   const pod = job.spec.template.spec;

@@ -3,6 +3,7 @@
 // child and everything it composes can be found by.
 
 import {
+  CACHE_RETRY_ANNOTATION,
   KIND,
   LABEL_CLUSTER,
   LABEL_MODELCACHE,
@@ -18,12 +19,19 @@ import type { ModelCache } from './spec.js';
 /** The spec fields the parent writes on a child; anything else there (spec.crossplane) is Crossplane's. */
 const OWNED_SPEC_FIELDS = ['clusterName', 'cacheName', 'source', 'huggingFace', 'oci', 'persistentVolumeClaim', 'authSecret'] as const;
 
+/**
+ * A child's metadata. The cache's retry request reaches every child, stamped
+ * or kept (the child acts on it only if it is Failed), under a key of its own
+ * so a retry a person asked of one child is never overwritten.
+ */
 function metadata(cache: ModelCache, cluster: string, name: string): JsonObject {
-  return {
+  const out: JsonObject = {
     name,
     namespace: cache.namespace,
     labels: { [LABEL_MODELCACHE]: cache.name, [LABEL_CLUSTER]: cluster },
   };
+  if (cache.retryRequest !== undefined) out['annotations'] = { [CACHE_RETRY_ANNOTATION]: cache.retryRequest };
+  return out;
 }
 
 /**

@@ -56,10 +56,19 @@ function stateOf(cache: ModelCache, plan: ClusterPlan): ClusterCacheState {
   return { phase: 'Pending', message: `waiting for ModelCacheHydration ${child} to report its status` };
 }
 
-/** The status entry: name first, then the child's fields; a keep note replaces the child's message. */
+/**
+ * The status entry: name first, then the child's fields. A keep note comes
+ * first in the message, then the child's own words, so a retained cluster that
+ * failed still says why (a replica there reports this message).
+ */
 export function statusEntry(entry: ClusterEntry): JsonObject {
-  const state = entry.note === undefined ? entry.state : { ...entry.state, message: entry.note };
-  return { name: entry.name, ...cacheStateFields(state) };
+  return { name: entry.name, ...cacheStateFields({ ...entry.state, ...messageOf(entry) }) };
+}
+
+function messageOf(entry: ClusterEntry): { message?: string } {
+  if (entry.note === undefined) return {};
+  const own = entry.state.message;
+  return { message: own === undefined ? entry.note : `${entry.note}; ${own}` };
 }
 
 export function readyCount(entries: readonly ClusterEntry[]): number {

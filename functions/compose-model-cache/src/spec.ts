@@ -6,6 +6,7 @@
 import {
   DEFAULT_TOKEN_KEY,
   InputError,
+  RETRY_ANNOTATION,
   assertNamePart,
   dnsSubdomain,
   isObject,
@@ -27,6 +28,8 @@ export interface ModelCache {
   /** HuggingFace only: where the child finds the token. A reference, never a value. */
   authSecret?: AuthSecretRef;
   clusterSelector: LabelSelector;
+  /** The retry a person asked of every failed cluster (RETRY_ANNOTATION), copied onto each child. */
+  retryRequest?: string;
 }
 
 const selectorParser = object({ clusterSelector: labelSelector() });
@@ -46,6 +49,8 @@ export function parseModelCache(xr: Composite): ModelCache {
   const source = parseModelSource(xr.spec, 'spec');
   const { clusterSelector } = selectorParser(xr.spec, 'spec');
   const cache: ModelCache = { name, namespace, source, clusterSelector };
+  const retryRequest = xr.annotations[RETRY_ANNOTATION];
+  if (retryRequest !== undefined) cache.retryRequest = retryRequest;
   const authSecret = source.source === 'HuggingFace' ? (xr.spec['huggingFace'] as Record<string, unknown>)['authSecret'] : undefined;
   if (authSecret !== undefined && authSecret !== null) {
     const parsed = authSecretParser(authSecret, 'spec.huggingFace.authSecret');

@@ -480,7 +480,8 @@ describe('a cluster that turns unreadable', () => {
     expect((compositeStatus(rsp)['clusters'] as JsonObject[])[0]).toEqual({
       name: 'cluster-a',
       phase: 'Hydrating',
-      message: 'kept as it was: InferenceCluster cluster-a matches but reports no provider config (status.providerConfigRef.name)',
+      message:
+        'kept as it was: InferenceCluster cluster-a matches but reports no provider config (status.providerConfigRef.name); downloading',
     });
   });
 

@@ -4,7 +4,7 @@
 // status puts volumes into engine pods).
 
 import { findCacheEntry, getObject, validateMount, type CacheEntry, type CacheMount, type JsonObject } from '#lib';
-import type { Replica } from './spec.js';
+import type { Engine, Replica } from './spec.js';
 
 export const CACHE_REASON = {
   waitingForCache: 'WaitingForCache',
@@ -69,19 +69,41 @@ export function decideCache(replica: Replica, cacheName: string, cache: JsonObje
       warn: true,
     };
   }
-  const gangs = replica.spec.engines.filter((e) => e.shape === 'Gang').map((e) => e.name);
-  if (gangs.length > 0 && entry.accessModes !== undefined && !entry.accessModes.some((m) => SHAREABLE_ACCESS_MODES.includes(m))) {
-    const modes = entry.accessModes.length > 0 ? entry.accessModes.join(', ') : 'none';
+  const modes = entry.accessModes;
+  const several =
+    modes !== undefined && !modes.some((m) => SHAREABLE_ACCESS_MODES.includes(m)) ? severalPods(replica.spec.engines) : undefined;
+  if (modes !== undefined && several !== undefined) {
     return {
       serve: false,
       reason: CACHE_REASON.notShareable,
       message:
-        `engine ${gangs.join(', ')} runs pods on several nodes, but ModelCache ${cacheName}'s claim on ${cluster} allows ${modes}: ` +
-        `it must allow ReadWriteMany or ReadOnlyMany (use such a claim, or a single-node engine)`,
+        `${several.what}, but ModelCache ${cacheName}'s claim on ${cluster} allows ${modes.length > 0 ? modes.join(', ') : 'none'}: ` +
+        `it must allow ReadWriteMany or ReadOnlyMany (use such a claim, or ${several.instead})`,
       warn: true,
     };
   }
   return { serve: true, mount: checked.mount };
+}
+
+/**
+ * What makes a replica's pods land on several nodes at once, if anything: a
+ * gang (leader and workers), or more than one pod in all (a Standalone engine
+ * with several copies, or several engines). A claim only one node can attach
+ * (ReadWriteOnce) would leave the pods on every other node stuck on a
+ * multi-attach error, so such a replica is refused rather than composed.
+ * Composing it to work instead (pinning every pod to the node that holds the
+ * claim) would put every copy's GPUs on one node, which rarely fits and
+ * leaves the rest Pending with no reason a person can see; and a
+ * ReadWriteOncePod claim refuses even that.
+ */
+function severalPods(engines: readonly Engine[]): { what: string; instead: string } | undefined {
+  const gangs = engines.filter((e) => e.shape === 'Gang').map((e) => e.name);
+  if (gangs.length > 0) return { what: `engine ${gangs.join(', ')} runs pods on several nodes`, instead: 'a single-node engine' };
+  const pods = engines.reduce((sum, e) => sum + e.copies, 0);
+  if (pods <= 1) return undefined;
+  const each = engines.map((e) => `${e.name} (${e.copies} ${e.copies === 1 ? 'copy' : 'copies'})`).join(', ');
+  const subject = engines.length === 1 ? `engine ${each} runs` : `engines ${each} run`;
+  return { what: `${subject} ${pods} pods, which may land on several nodes`, instead: 'one engine with copies: 1' };
 }
 
 function wait(reason: CacheReason, message: string): CacheDecision {

@@ -227,6 +227,16 @@ describe('refused mounts: nothing composed, a Warning', () => {
       (m) => ((m['volumes'] as JsonObject[])[0] = { name: 'dshm', persistentVolumeClaim: { claimName: 'c' } }),
       'mount.volumes[0].name "dshm" is reserved',
     ],
+    [
+      'LD_PRELOAD into the model volume',
+      (m) => (m['env'] as JsonObject[]).push({ name: 'LD_PRELOAD', value: '/mnt/models/hook.so' }),
+      'mount.env[4].name LD_PRELOAD is not a variable a cache mount may set',
+    ],
+    [
+      'HF_HUB_CACHE outside the model volume',
+      (m) => ((m['env'] as JsonObject[])[0] = { name: 'HF_HUB_CACHE', value: '/root/.cache' }),
+      'mount.env[0].value of HF_HUB_CACHE must be /mnt/models or a path below it',
+    ],
   ])('%s is refused', async (_name, change, problem) => {
     const mount = json(HF);
     change(mount);
@@ -248,8 +258,33 @@ describe('refused mounts: nothing composed, a Warning', () => {
     expect(rsp.results.map((r) => r.severity)).toEqual(['SEVERITY_WARNING']);
   });
 
+  it.each<[string, string[], JsonObject[], string]>([
+    [
+      'copies: 4 on ReadWriteOnce',
+      ['ReadWriteOnce'],
+      [standaloneEngine('main', { args: ARGS, copies: 4 })],
+      'engine main (4 copies) runs 4 pods',
+    ],
+    [
+      'two engines on ReadWriteOnce',
+      ['ReadWriteOnce'],
+      [standaloneEngine('a', { args: ARGS }), standaloneEngine('b', { args: ARGS, copies: 2 })],
+      'engines a (1 copy), b (2 copies) run 3 pods',
+    ],
+    ['copies: 2, the claim reporting no access mode', [], [standaloneEngine('main', { args: ARGS, copies: 2 })], 'allows none'],
+  ])('Standalone pods on a claim one node attaches, %s: refused as CacheNotShareable', async (_name, accessModes, engines, text) => {
+    const rsp = await composeWith([readyEntry(CLAIM, { accessModes })], { engines });
+    expect(engineKeys(rsp)).toEqual([]);
+    expect(condition(rsp, 'ModelAccepted')).toMatchObject({ status: 'STATUS_CONDITION_FALSE', reason: 'CacheNotShareable' });
+    expect(condition(rsp, 'ModelAccepted')?.message).toContain(text);
+    expect(condition(rsp, 'ModelAccepted')?.message).toContain('(use such a claim, or one engine with copies: 1)');
+    expect(rsp.results.map((r) => r.severity)).toEqual(['SEVERITY_WARNING']);
+  });
+
   it.each<[string, string[] | undefined, JsonObject]>([
     ['ReadOnlyMany with a gang', ['ReadOnlyMany'], GANG],
+    ['ReadWriteMany with copies: 4', ['ReadWriteMany'], standaloneEngine('main', { args: ARGS, copies: 4 })],
+    ['no access modes reported (not a claim), with copies: 4', undefined, standaloneEngine('main', { args: ARGS, copies: 4 })],
     ['ReadWriteMany and ReadWriteOnce with a gang', ['ReadWriteOnce', 'ReadWriteMany'], GANG],
     ['no access modes reported, with a gang', undefined, GANG],
     ['ReadWriteOnce with a single-pod engine', ['ReadWriteOnce'], NATIVE],
@@ -277,7 +312,9 @@ const SOURCES: Source[] = [
     mounts: [{ name: 'model-cache', mountPath: '/mnt/models' }],
     env: [
       { name: 'HF_HUB_CACHE', value: '/mnt/models' },
+      { name: 'HF_HUB_OFFLINE', value: '1' },
       { name: 'MODELPLANE_MODEL', value: 'Qwen/Qwen3-0.6B' },
+      { name: 'MODELPLANE_MODEL_REVISION', value: 'main' },
     ],
     readOnly: false,
   },
@@ -383,14 +420,19 @@ describe('shaping the pod', () => {
       { name: 'MODELPLANE_MODEL', value: 'Qwen/Qwen3-0.6B-Instruct' },
     ];
     const native = await composeWith([readyEntry(HF)], { engines: [standaloneEngine('main', { args: ARGS, env: user })] });
-    expect(engineOf(nativePod(native))['env']).toEqual([{ name: 'HF_HUB_CACHE', value: '/mnt/models' }, ...user]);
+    const contractKept = [
+      { name: 'HF_HUB_CACHE', value: '/mnt/models' },
+      { name: 'HF_HUB_OFFLINE', value: '1' },
+      { name: 'MODELPLANE_MODEL_REVISION', value: 'main' },
+    ];
+    expect(engineOf(nativePod(native))['env']).toEqual([...contractKept, ...user]);
 
     const gangUser = [{ name: 'MODELPLANE_RANK', value: '0' }, ...user];
     const gang = await composeWith([readyEntry(HF)], {
       engines: [gangEngine('main', { leader: { env: gangUser }, worker: { env: gangUser } })],
     });
     for (const { template } of podTemplates(manifest(gang, 'model-serving-main'))) {
-      expect(engineOf(template)['env']).toEqual([{ name: 'HF_HUB_CACHE', value: '/mnt/models' }, LEADER_ENV, ...gangUser]);
+      expect(engineOf(template)['env']).toEqual([...contractKept, LEADER_ENV, ...gangUser]);
     }
   });
 
@@ -400,7 +442,7 @@ describe('shaping the pod', () => {
       { name: 'A', value: '$(A)2' },
     ];
     const rsp = await composeWith([readyEntry(HF)], { engines: [standaloneEngine('main', { env: user })] });
-    expect((engineOf(nativePod(rsp))['env'] as JsonObject[]).slice(2)).toEqual(user);
+    expect((engineOf(nativePod(rsp))['env'] as JsonObject[]).slice(HF.env.length)).toEqual(user);
   });
 
   it('image pull secrets: the user’s, then the contract’s, each once, on every pod', async () => {

@@ -76,7 +76,9 @@ describe('HuggingFace cache, native engine: Hydrating, then Ready, then serving'
     ]);
     expect(engineOf(pod)['env']).toEqual([
       { name: 'HF_HUB_CACHE', value: '/mnt/models' },
+      { name: 'HF_HUB_OFFLINE', value: '1' },
       { name: 'MODELPLANE_MODEL', value: 'Qwen/Qwen3-0.6B' },
+      { name: 'MODELPLANE_MODEL_REVISION', value: 'main' },
     ]);
     expect(engineOf(pod)['args']).toEqual(ARGS);
     expect(ready.results).toEqual([
@@ -159,5 +161,90 @@ describe('a Failed entry fails the replica instead of waiting', () => {
     expect(condition(rsp, 'ModelAccepted')).toEqual({ status: 'STATUS_CONDITION_FALSE', reason: 'HydrationFailed', message });
     expect(condition(rsp, 'ModelReady')).toEqual({ status: 'STATUS_CONDITION_FALSE', reason: 'HydrationFailed', message });
     expect(rsp.results).toEqual([{ severity: 'SEVERITY_WARNING', reason: 'HydrationFailed', message }]);
+  });
+});
+
+describe('a contract variable outside the allowlist is refused (InvalidCacheMount), naming it', () => {
+  const hf = json(huggingFaceMount({ claimName: 'modelcache-ml-team-qwen-17db2', repo: 'Qwen/Qwen3-0.6B' }));
+
+  it.each([
+    ['LD_PRELOAD', '/mnt/models/libhook.so'],
+    ['PYTHONPATH', '/mnt/models'],
+  ])('%s into the model volume: no engine, a Warning', async (name, value) => {
+    const mount = structuredClone(hf);
+    (mount['env'] as JsonObject[]).push({ name, value });
+    const rsp = await reconcile({ cache: 'qwen' }, modelCache('qwen', [entry('cluster-a', 'Ready', { mount })]));
+    expect(workloads(rsp)).toEqual([]);
+    const accepted = condition(rsp, 'ModelAccepted');
+    expect(accepted).toMatchObject({ status: 'STATUS_CONDITION_FALSE', reason: 'InvalidCacheMount' });
+    expect(accepted?.message).toContain(
+      `mount.env[4].name ${name} is not a variable a cache mount may set (only MODELPLANE_MODEL, MODELPLANE_MODEL_REVISION, HF_HUB_CACHE, HF_HUB_OFFLINE)`,
+    );
+    expect(rsp.results).toEqual([{ severity: 'SEVERITY_WARNING', reason: 'InvalidCacheMount', message: accepted?.message }]);
+  });
+
+  it('a published variable with a value that would send the engine to the hub is refused too', async () => {
+    const mount = structuredClone(hf);
+    (mount['env'] as JsonObject[])[1] = { name: 'HF_HUB_OFFLINE', value: '0' };
+    const rsp = await reconcile({ cache: 'qwen' }, modelCache('qwen', [entry('cluster-a', 'Ready', { mount })]));
+    expect(workloads(rsp)).toEqual([]);
+    expect(condition(rsp, 'ModelAccepted')?.message).toContain('mount.env[1].value of HF_HUB_OFFLINE must be "1"');
+  });
+});
+
+describe('a ReadWriteOnce claim and several pods of a Standalone engine: refused, not left to hang on multi-attach', () => {
+  const claim = json(claimMount({ claimName: 'qwen-weights' }));
+  const rwo = (accessModes: string[]) => modelCache('qwen', [entry('cluster-a', 'Ready', { mount: claim, accessModes })]);
+
+  it('copies: 4 on ReadWriteOnce is CacheNotShareable, with a Warning', async () => {
+    const rsp = await reconcile({ cache: 'qwen', engines: [standaloneEngine('main', { args: ARGS, copies: 4 })] }, rwo(['ReadWriteOnce']));
+    expect(workloads(rsp)).toEqual([]);
+    const message =
+      "engine main (4 copies) runs 4 pods, which may land on several nodes, but ModelCache qwen's claim on cluster-a allows ReadWriteOnce: " +
+      'it must allow ReadWriteMany or ReadOnlyMany (use such a claim, or one engine with copies: 1)';
+    expect(condition(rsp, 'ModelAccepted')).toEqual({ status: 'STATUS_CONDITION_FALSE', reason: 'CacheNotShareable', message });
+    expect(rsp.results).toEqual([{ severity: 'SEVERITY_WARNING', reason: 'CacheNotShareable', message }]);
+  });
+
+  it('two single-copy engines on one ReadWriteOnce claim are refused alike', async () => {
+    const engines = [standaloneEngine('a', { args: ARGS }), standaloneEngine('b', { args: ARGS })];
+    const rsp = await reconcile({ cache: 'qwen', engines }, rwo(['ReadWriteOnce']));
+    expect(workloads(rsp)).toEqual([]);
+    expect(condition(rsp, 'ModelAccepted')?.message).toMatch(/^engines a \(1 copy\), b \(1 copy\) run 2 pods, which may land/);
+  });
+
+  it.each<[string, string[], number]>([
+    ['one copy on ReadWriteOnce', ['ReadWriteOnce'], 1],
+    ['copies: 4 on ReadOnlyMany', ['ReadOnlyMany'], 4],
+    ['copies: 4 on ReadWriteMany', ['ReadWriteMany'], 4],
+  ])('%s is served', async (_name, accessModes, copies) => {
+    const rsp = await reconcile({ cache: 'qwen', engines: [standaloneEngine('main', { args: ARGS, copies })] }, rwo(accessModes));
+    expect(manifest(rsp, 'model-serving-main')['spec']).toMatchObject({ replicas: copies });
+  });
+});
+
+describe('HuggingFace: the engine stays off the hub and reads the staged revision', () => {
+  const hf = json(huggingFaceMount({ claimName: 'modelcache-ml-team-qwen-17db2', repo: 'Qwen/Qwen3-0.6B', revision: 'a1b2c3d' }));
+  const args = ['--model=$(MODELPLANE_MODEL)', '--revision=$(MODELPLANE_MODEL_REVISION)'];
+  const cache = modelCache('qwen', [entry('cluster-a', 'Ready', { mount: hf })]);
+
+  it('the contract’s HF_HUB_OFFLINE and revision reach the engine; args stay as written', async () => {
+    const rsp = await reconcile({ cache: 'qwen', engines: [standaloneEngine('main', { args })] }, cache);
+    const engine = engineOf(podTemplates(manifest(rsp, 'model-serving-main'))[0]!.template);
+    expect(engine['env']).toEqual([
+      { name: 'HF_HUB_CACHE', value: '/mnt/models' },
+      { name: 'HF_HUB_OFFLINE', value: '1' },
+      { name: 'MODELPLANE_MODEL', value: 'Qwen/Qwen3-0.6B' },
+      { name: 'MODELPLANE_MODEL_REVISION', value: 'a1b2c3d' },
+    ]);
+    expect(engine['args']).toEqual(args);
+  });
+
+  it('a user who sets HF_HUB_OFFLINE too (as upstream’s examples do) keeps theirs, last, and the pod has it once', async () => {
+    const user = [{ name: 'HF_HUB_OFFLINE', value: '1' }];
+    const rsp = await reconcile({ cache: 'qwen', engines: [standaloneEngine('main', { args, env: user })] }, cache);
+    const env = engineOf(podTemplates(manifest(rsp, 'model-serving-main'))[0]!.template)['env'] as JsonObject[];
+    expect(env.map((e) => e['name'])).toEqual(['HF_HUB_CACHE', 'MODELPLANE_MODEL', 'MODELPLANE_MODEL_REVISION', 'HF_HUB_OFFLINE']);
+    expect(env.at(-1)).toEqual({ name: 'HF_HUB_OFFLINE', value: '1' });
   });
 });

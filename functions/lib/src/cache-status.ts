@@ -24,6 +24,8 @@ export interface ClusterCacheState {
   digest?: string;
   /** OCI source: what the reference names. */
   artifactKind?: ArtifactKind;
+  /** HuggingFace and OCI: the Job attempts made for this artifact since it last changed or a retry was asked for. */
+  attempts?: number;
 }
 
 export interface CacheEntry extends ClusterCacheState {
@@ -55,6 +57,8 @@ export function readCacheState(status: unknown): ClusterCacheState {
   if (digest !== undefined) state.digest = digest;
   const kind = getIn(status, 'artifactKind');
   if (isArtifactKind(kind)) state.artifactKind = kind;
+  const attempts = getIn(status, 'attempts');
+  if (typeof attempts === 'number' && Number.isInteger(attempts) && attempts > 0) state.attempts = attempts;
   return state;
 }
 
@@ -80,5 +84,6 @@ export function cacheStateFields(state: ClusterCacheState): JsonObject {
   if (state.accessModes !== undefined) out['accessModes'] = [...state.accessModes];
   if (state.digest !== undefined) out['digest'] = state.digest;
   if (state.artifactKind !== undefined) out['artifactKind'] = state.artifactKind;
+  if (state.attempts !== undefined) out['attempts'] = state.attempts;
   return out;
 }

@@ -51,11 +51,40 @@ export const HYDRATION_IMAGE = 'python:3.11-slim';
 
 /** Bounded retries: after three failed pods the Job is Failed and the cluster reports why. */
 export const JOB_BACKOFF_LIMIT = 3;
-/** A finished Job (and its pod, with its logs) stays three minutes for a person to read, then goes. */
+/**
+ * A finished Job (and its pod, with its logs) stays three minutes for a person to read, then goes. It is
+ * also the clock of the automatic retries (a function can't read the time): attempt k's Job carries
+ * JOB_TTL_SECONDS * 2^(k-1), and the next attempt starts when Kubernetes removes the failed one.
+ */
 export const JOB_TTL_SECONDS = 180;
+/**
+ * Job attempts per artifact before a cluster stays Failed until a person asks again: the first and two
+ * automatic retries, 3 and 6 minutes after a failure (the Job's TTL, doubled per attempt). Each attempt
+ * already retries its pod JOB_BACKOFF_LIMIT times within about a minute, so these cover an outage of
+ * minutes (a hub or registry blip, a proxy being fixed); a failure that outlasts ~10 minutes is rarely
+ * transient (a wrong repo, a token without access, a full volume), and retrying it only hides it.
+ */
+export const JOB_ATTEMPTS = 3;
+
+/**
+ * A person asks for another round of attempts on a Failed cluster by setting this annotation to a new
+ * value: on a ModelCache (every failed cluster) or on one ModelCacheHydration (that cluster).
+ */
+export const RETRY_ANNOTATION = 'modelplane.ai/retry';
+/**
+ * Where compose-model-cache copies the ModelCache's retry annotation on each child: a key of its own, so
+ * the parent never overwrites a retry a person asked of one child.
+ */
+export const CACHE_RETRY_ANNOTATION = 'modelplane.ai/cache-retry';
 
 /** On everything the cache composes on a workload cluster, so a person can list it. */
 export const LABEL_MODELCACHE = 'modelplane.ai/modelcache';
+/**
+ * On everything a cache stages remotely: the control-plane namespace it was staged for. Every team's
+ * objects share the workload namespace, so this is how a claim staged for one team is told from another
+ * team's (a PersistentVolumeClaim-source cache can't mount it).
+ */
+export const LABEL_NAMESPACE = 'modelplane.ai/namespace';
 /** On each ModelCacheHydration: the cluster it stages. */
 export const LABEL_CLUSTER = 'modelplane.ai/cluster';
 
@@ -63,6 +92,21 @@ export const LABEL_CLUSTER = 'modelplane.ai/cluster';
 export const MODEL_ENV = 'MODELPLANE_MODEL';
 /** HuggingFace reads and writes its hub cache here (the hub layout, not a flat directory). */
 export const HF_HUB_CACHE_ENV = 'HF_HUB_CACHE';
+/**
+ * huggingface_hub reads only its cache when this is "1": no call to the hub, no
+ * download into the shared claim at serve time (the hydration Job staged it).
+ */
+export const HF_HUB_OFFLINE_ENV = 'HF_HUB_OFFLINE';
+export const HF_HUB_OFFLINE_VALUE = '1';
+/**
+ * The revision a HuggingFace cache staged, for `--revision=$(MODELPLANE_MODEL_REVISION)`:
+ * offline, huggingface_hub resolves a branch or tag through the refs the
+ * download wrote, and a commit directly, so the engine reads exactly the
+ * staged snapshot.
+ */
+export const MODEL_REVISION_ENV = 'MODELPLANE_MODEL_REVISION';
+/** What `hf download` fetches when no revision is given (huggingface_hub's DEFAULT_REVISION). */
+export const HF_DEFAULT_REVISION = 'main';
 
 /** The ModelPack CSI driver that mounts CNCF model artifacts, and its reference attribute. */
 export const MODELPACK_CSI_DRIVER = 'model.csi.modelpack.org';

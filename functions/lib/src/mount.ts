@@ -18,8 +18,12 @@ import type {
 import {
   CACHE_MOUNT_PATH,
   CACHE_VOLUME,
+  HF_DEFAULT_REVISION,
   HF_HUB_CACHE_ENV,
+  HF_HUB_OFFLINE_ENV,
+  HF_HUB_OFFLINE_VALUE,
   MODEL_ENV,
+  MODEL_REVISION_ENV,
   MODELPACK_CSI_DRIVER,
   MODELPACK_CSI_REFERENCE_ATTRIBUTE,
   RESERVED_VOLUME_NAMES,
@@ -58,13 +62,30 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Where a contract may mount: the cache path or below it, so it can't shadow the image's own files. */
 const MOUNT_ROOT = CACHE_MOUNT_PATH;
 
+/** What is wrong with an env value, or undefined when it is allowed. */
+type EnvValueRule = (value: string) => string | undefined;
+/**
+ * The only variables a contract may set, each with the rule its value must
+ * meet (undefined: any string). The env lands in every engine pod, so a
+ * variable that changes what a process loads (LD_PRELOAD, PYTHONPATH,
+ * LD_LIBRARY_PATH, ...) pointed into a cache volume would run whatever the
+ * volume holds: only the variables this project publishes pass.
+ */
+const CONTRACT_ENV: ReadonlyMap<string, EnvValueRule | undefined> = new Map<string, EnvValueRule | undefined>([
+  [MODEL_ENV, undefined],
+  [MODEL_REVISION_ENV, undefined],
+  [HF_HUB_CACHE_ENV, (value: string) => (isUnder(value, MOUNT_ROOT) ? undefined : `must be ${MOUNT_ROOT} or a path below it`)],
+  // A contract may only keep engines off the hub, never send them there.
+  [HF_HUB_OFFLINE_ENV, (value: string) => (value === HF_HUB_OFFLINE_VALUE ? undefined : `must be "${HF_HUB_OFFLINE_VALUE}"`)],
+]);
+
 export type MountValidation = { ok: true; mount: CacheMount } | { ok: false; problems: string[] };
 
 /**
  * Check a contract against the allowed subset and return it typed. Anything
  * outside the subset (a hostPath or secret volume, valueFrom, a reserved
- * volume name, a mount of an undeclared volume, an unknown field) is refused
- * with every problem named.
+ * volume name, a mount of an undeclared volume, a variable this project does
+ * not publish, an unknown field) is refused with every problem named.
  */
 export function validateMount(value: unknown): MountValidation {
   const problems: string[] = [];
@@ -182,10 +203,20 @@ function checkEnv(entry: unknown, field: string, names: Set<string>, problems: s
   }
   unknownKeys(entry, ['name', 'value'], field, problems);
   const name = entry['name'];
-  if (typeof name !== 'string' || !ENV_NAME.test(name)) problems.push(`${field}.name must be an environment variable name`);
-  else if (names.has(name)) problems.push(`${field}.name ${name} is set twice`);
+  const value = entry['value'];
+  if (typeof value !== 'string') problems.push(`${field}.value must be a string`);
+  if (typeof name !== 'string' || !ENV_NAME.test(name)) {
+    problems.push(`${field}.name must be an environment variable name`);
+    return;
+  }
+  if (!CONTRACT_ENV.has(name)) {
+    problems.push(`${field}.name ${name} is not a variable a cache mount may set (only ${[...CONTRACT_ENV.keys()].join(', ')})`);
+    return;
+  }
+  if (names.has(name)) problems.push(`${field}.name ${name} is set twice`);
   else names.add(name);
-  if (typeof entry['value'] !== 'string') problems.push(`${field}.value must be a string`);
+  const problem = typeof value === 'string' ? CONTRACT_ENV.get(name)?.(value) : undefined;
+  if (problem !== undefined) problems.push(`${field}.value of ${name} ${problem}`);
 }
 
 function list(value: unknown, field: string, min: number, max: number, problems: string[]): unknown[] {
@@ -246,15 +277,21 @@ function readOnlyMount(subPath?: string): CacheVolumeMount {
 /**
  * HuggingFace: the staged PVC, read-write because huggingface_hub writes lock
  * files under its cache root, with HF_HUB_CACHE pointing there so
- * `--model=$(MODELPLANE_MODEL)` (the repo id) reads the staged snapshot.
+ * `--model=$(MODELPLANE_MODEL)` (the repo id) reads the staged snapshot, and
+ * `--revision=$(MODELPLANE_MODEL_REVISION)` exactly the revision staged.
+ * HF_HUB_OFFLINE keeps the engine off the hub: it never downloads into the
+ * shared claim at serve time. `revision` is what was staged: the resolved
+ * commit when known, else the requested revision, else the hub's default.
  */
-export function huggingFaceMount(options: { claimName: string; repo: string }): CacheMount {
+export function huggingFaceMount(options: { claimName: string; repo: string; revision?: string }): CacheMount {
   return {
     volumes: [{ name: CACHE_VOLUME, persistentVolumeClaim: { claimName: options.claimName } }],
     volumeMounts: [{ name: CACHE_VOLUME, mountPath: CACHE_MOUNT_PATH }],
     env: [
       { name: HF_HUB_CACHE_ENV, value: CACHE_MOUNT_PATH },
+      { name: HF_HUB_OFFLINE_ENV, value: HF_HUB_OFFLINE_VALUE },
       { name: MODEL_ENV, value: options.repo },
+      { name: MODEL_REVISION_ENV, value: options.revision ?? HF_DEFAULT_REVISION },
     ],
   };
 }

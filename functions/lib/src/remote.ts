@@ -21,7 +21,7 @@ export const OBSERVE_ONLY: readonly ManagementPolicy[] = ['Observe'];
 /** Readiness queries, evaluated by provider-kubernetes against the remote object. */
 export const READY_QUERY = {
   pvcBound: 'object.status.phase == "Bound"',
-  jobComplete: 'object.status.conditions.exists(c, c.type == "Complete" && c.status == "True")',
+  jobComplete: 'has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Complete" && c.status == "True")',
   workloadAvailable: 'has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Available" && c.status == "True")',
 } as const;
 

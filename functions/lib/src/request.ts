@@ -11,6 +11,7 @@ export interface Composite {
   name: string;
   namespace: string;
   labels: Record<string, string>;
+  annotations: Record<string, string>;
   /** Unparsed: each function parses what it reads, naming the field on error. */
   spec: unknown;
   status: JsonObject;
@@ -41,6 +42,7 @@ export function readComposite(req: RunFunctionRequest): Composite {
     name,
     namespace,
     labels: getStringMap(metadata, 'labels'),
+    annotations: getStringMap(metadata, 'annotations'),
     spec: resource['spec'],
     status: getObject(resource, 'status') ?? {},
     resource,

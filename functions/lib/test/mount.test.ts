@@ -13,16 +13,23 @@ import {
 const hf = huggingFaceMount({ claimName: 'modelcache-ml-team-qwen-17db2', repo: 'Qwen/Qwen3-0.6B' });
 
 describe('builders', () => {
-  it('HuggingFace: the PVC read-write at /mnt/models with the hub cache and the repo id', () => {
+  it('HuggingFace: the PVC read-write at /mnt/models with the hub cache, offline, the repo id and the revision', () => {
     expect(hf).toEqual({
       volumes: [{ name: 'model-cache', persistentVolumeClaim: { claimName: 'modelcache-ml-team-qwen-17db2' } }],
       volumeMounts: [{ name: 'model-cache', mountPath: '/mnt/models' }],
       env: [
         { name: 'HF_HUB_CACHE', value: '/mnt/models' },
+        { name: 'HF_HUB_OFFLINE', value: '1' },
         { name: 'MODELPLANE_MODEL', value: 'Qwen/Qwen3-0.6B' },
+        { name: 'MODELPLANE_MODEL_REVISION', value: 'main' },
       ],
     });
     expect(isReadOnly(hf)).toBe(false);
+  });
+
+  it('HuggingFace: a staged revision is published as it was staged', () => {
+    const pinned = huggingFaceMount({ claimName: 'c', repo: 'Qwen/Qwen3-0.6B', revision: 'v2.1' });
+    expect(pinned.env).toContainEqual({ name: 'MODELPLANE_MODEL_REVISION', value: 'v2.1' });
   });
 
   it('OCI image: an image volume pinned to the digest, read-only, with pull secrets', () => {
@@ -94,7 +101,7 @@ describe('validateMount refuses what is outside the subset', () => {
     [
       'valueFrom in env',
       withChange((m) => env(m).push({ name: 'TOKEN', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } })),
-      'mount.env[2].valueFrom is not allowed',
+      'mount.env[4].valueFrom is not allowed',
     ],
     ['the reserved dshm name', withChange((m) => (volumes(m)[0]!['name'] = 'dshm')), 'mount.volumes[0].name "dshm" is reserved'],
     ['the HOME scratch name', withChange((m) => (volumes(m)[0]!['name'] = 'modelplane-home')), 'is reserved for the engine pod'],
@@ -130,7 +137,27 @@ describe('validateMount refuses what is outside the subset', () => {
     ],
     ['a subPath that climbs out', withChange((m) => (mounts(m)[0]!['subPath'] = '../x')), 'subPath must be a relative path'],
     ['mountPropagation', withChange((m) => (mounts(m)[0]!['mountPropagation'] = 'Bidirectional')), 'mountPropagation is not allowed'],
-    ['no MODELPLANE_MODEL', withChange((m) => env(m).pop()), 'mount.env must set MODELPLANE_MODEL'],
+    [
+      'no MODELPLANE_MODEL',
+      withChange((m) => (m['env'] = env(m).filter((e) => e['name'] !== 'MODELPLANE_MODEL'))),
+      'mount.env must set MODELPLANE_MODEL',
+    ],
+    [
+      'LD_PRELOAD, a variable the project does not publish',
+      withChange((m) => env(m).push({ name: 'LD_PRELOAD', value: '/mnt/models/hook.so' })),
+      'mount.env[4].name LD_PRELOAD is not a variable a cache mount may set (only MODELPLANE_MODEL, MODELPLANE_MODEL_REVISION, HF_HUB_CACHE, HF_HUB_OFFLINE)',
+    ],
+    [
+      'PYTHONPATH into the model volume',
+      withChange((m) => env(m).push({ name: 'PYTHONPATH', value: '/mnt/models' })),
+      'mount.env[4].name PYTHONPATH is not a variable a cache mount may set',
+    ],
+    [
+      'HF_HUB_CACHE outside the model volume',
+      withChange((m) => (env(m)[0]!['value'] = '/etc')),
+      'mount.env[0].value of HF_HUB_CACHE must be /mnt/models or a path below it',
+    ],
+    ['HF_HUB_OFFLINE other than 1', withChange((m) => (env(m)[1]!['value'] = '0')), 'mount.env[1].value of HF_HUB_OFFLINE must be "1"'],
     ['an env name twice', withChange((m) => env(m).push({ name: 'HF_HUB_CACHE', value: '/x' })), 'HF_HUB_CACHE is set twice'],
     ['a bad env name', withChange((m) => env(m).push({ name: 'A=B', value: 'x' })), 'must be an environment variable name'],
     ['a non-string env value', withChange((m) => (env(m)[0]!['value'] = 3)), 'mount.env[0].value must be a string'],

@@ -150,7 +150,7 @@ describe('remote objects', () => {
         providerConfigRef: { kind: 'ClusterProviderConfig', name: 'pc' },
         readiness: {
           policy: 'DeriveFromCelQuery',
-          celQuery: 'object.status.conditions.exists(c, c.type == "Complete" && c.status == "True")',
+          celQuery: 'has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Complete" && c.status == "True")',
         },
         managementPolicies: ['Observe', 'Create', 'Update', 'LateInitialize'],
       },
