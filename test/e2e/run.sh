@@ -10,6 +10,7 @@ bash test/e2e/control-plane/down.sh >/dev/null
 bash test/e2e/control-plane/up.sh
 status=0
 npx vitest run --config vitest.e2e.config.ts || status=$?
+node scripts/test-summary.mjs .test-results/e2e.json || true
 if ((status == 0)); then
 	bash test/e2e/control-plane/down.sh
 else
