@@ -14,7 +14,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { asArray, cacheNames, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
+import { REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
 import {
   WORKLOAD_CLUSTERS,
   apply,
@@ -28,11 +28,13 @@ import {
   names,
   type ApiServer,
   setInferenceClusterStatus,
+  engineDeployments,
+  reasonOf,
 } from './plane.js';
 
 // Its own namespace: the walkthrough (another e2e file) plays its story in ml-team.
 const NAMESPACE = 'e2e-lifecycle';
-const REMOTE = 'default';
+const REMOTE = REMOTE_NAMESPACE;
 const TIER = 'modelplane.ai/tier';
 
 function inferenceCluster(name: string, tier: string): JsonObject {
@@ -102,19 +104,8 @@ function entryOf(cache: JsonObject | undefined, cluster: string): JsonObject | u
     .find((entry) => entry['name'] === cluster);
 }
 
-const reasonOf = (object: JsonObject | undefined, type: string): string | undefined => getString(condition(object, type) ?? {}, 'reason');
-
 function remoteNames(cluster: ApiServer, resource: string): string[] {
   return names(list(cluster, resource, REMOTE));
-}
-
-/** The engine Deployments a replica composed on a workload cluster (not its endpoint picker's). */
-function replicaDeployments(cluster: ApiServer, replica: string): JsonObject[] {
-  return list(cluster, 'deployments', REMOTE).filter(
-    (d) =>
-      (getString(d, 'metadata', 'name') ?? '').startsWith(`${replica}-`) &&
-      asArray(getIn(d, 'spec', 'template', 'spec', 'containers')).some((c) => isObject(c) && c['name'] === 'engine'),
-  );
 }
 
 describe('the lifecycle on a real control plane', () => {
@@ -196,7 +187,7 @@ describe('the lifecycle on a real control plane', () => {
       return reason === 'Hydrating' || reason === 'WaitingForCache' ? found : undefined;
     });
     expect(getString(condition(waiting, 'ModelAccepted')!, 'reason')).toBe('Hydrating');
-    expect(replicaDeployments('cluster-a', replica)).toEqual([]);
+    expect(engineDeployments('cluster-a', replica)).toEqual([]);
   });
 
   it('turns Ready once the kubelet stand-in binds the claim and the Job completes: mount published, Job and token gone, PVC kept', async () => {
@@ -232,7 +223,7 @@ describe('the lifecycle on a real control plane', () => {
 
   it('starts the replica once its cluster is Ready, with the mount in its pod template', async () => {
     const [deployment] = await eventually('the engine Deployment on cluster-a', () => {
-      const found = replicaDeployments('cluster-a', replica);
+      const found = engineDeployments('cluster-a', replica);
       return found.length > 0 ? found : undefined;
     });
     const pod = getIn(deployment, 'spec', 'template', 'spec');
@@ -249,7 +240,7 @@ describe('the lifecycle on a real control plane', () => {
       ]),
     );
     // Nothing was composed on the other clusters.
-    expect(replicaDeployments('cluster-b', replica)).toEqual([]);
+    expect(engineDeployments('cluster-b', replica)).toEqual([]);
     await eventually('the replica Accepted', () => reasonOf(replicaOf(replica), 'ModelAccepted') === 'Accepted');
   });
 
@@ -267,7 +258,7 @@ describe('the lifecycle on a real control plane', () => {
     expect(remoteNames('cluster-a', 'pvc')).toContain(hf.pvc);
 
     kubectlOk('control-plane', ['delete', 'modelreplica', replica, '-n', NAMESPACE, '--wait=true', '--timeout=120s']);
-    await eventually('the engine gone from cluster-a', () => replicaDeployments('cluster-a', replica).length === 0);
+    await eventually('the engine gone from cluster-a', () => engineDeployments('cluster-a', replica).length === 0);
     await eventually('cluster-a reclaimed: its hydration gone', () => hydrationOf('qwen', 'cluster-a') === undefined);
     await eventually("cluster-a's PVC deleted", () => !remoteNames('cluster-a', 'pvc').includes(hf.pvc));
     expect(remoteNames('cluster-b', 'pvc')).toContain(hf.pvc);
@@ -301,7 +292,7 @@ describe('the lifecycle on a real control plane', () => {
       return reasonOf(found, 'ModelAccepted') === 'HydrationFailed' ? found : undefined;
     });
     expect(getString(condition(failed, 'ModelAccepted')!, 'message')).toMatch(/BackoffLimitExceeded|backoff limit/);
-    expect(replicaDeployments('cluster-c', 'qwen-chat-c')).toEqual([]);
+    expect(engineDeployments('cluster-c', 'qwen-chat-c')).toEqual([]);
   });
 
   it('refuses to delete a ModelCache while a replica uses it (the Usage webhook), and replays the deletion once the replica is gone', async () => {

@@ -4,7 +4,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { getString, isObject, type JsonObject } from '#lib';
+import { REMOTE_NAMESPACE, asArray, getIn, getString, isObject, type JsonObject } from '#lib';
 import { REPO_ROOT } from '../support/server.js';
 import { requireTool } from '../support/tools.js';
 
@@ -120,4 +120,19 @@ export function condition(object: JsonObject | undefined, type: string): JsonObj
   const status = object?.['status'];
   const conditions = isObject(status) && Array.isArray(status['conditions']) ? status['conditions'] : [];
   return conditions.filter(isObject).find((c) => c['type'] === type);
+}
+
+/** A condition's reason, and its message. */
+export const reasonOf = (object: JsonObject | undefined, type: string): string | undefined =>
+  getString(condition(object, type) ?? {}, 'reason');
+export const messageOf = (object: JsonObject | undefined, type: string): string | undefined =>
+  getString(condition(object, type) ?? {}, 'message');
+
+/** The engine Deployments a replica composed on a workload cluster (not its endpoint picker's). */
+export function engineDeployments(cluster: ApiServer, replica: string): JsonObject[] {
+  return list(cluster, 'deployments', REMOTE_NAMESPACE).filter(
+    (d) =>
+      (getString(d, 'metadata', 'name') ?? '').startsWith(`${replica}-`) &&
+      asArray(getIn(d, 'spec', 'template', 'spec', 'containers')).some((c) => isObject(c) && c['name'] === 'engine'),
+  );
 }

@@ -9,12 +9,25 @@
 // story takes a minute instead of ten. Everything else is real.
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { asArray, cacheNames, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
-import { apply, condition, eventually, getObject, kubectl, kubectlOk, kubelet, list, setInferenceClusterStatus } from './plane.js';
+import { REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
+import {
+  apply,
+  condition,
+  eventually,
+  getObject,
+  kubectl,
+  kubectlOk,
+  kubelet,
+  list,
+  setInferenceClusterStatus,
+  engineDeployments,
+  reasonOf,
+  messageOf,
+} from './plane.js';
 
 const NAMESPACE = 'e2e-safety';
 const OTHER_TEAM = 'e2e-safety-other';
-const REMOTE = 'default';
+const REMOTE = REMOTE_NAMESPACE;
 const TIER = 'modelplane.ai/tier';
 const SELECTOR = { [TIER]: 'e2e-safety' };
 /** InferenceCluster -> the workload cluster of `make up` it stands for. */
@@ -23,8 +36,8 @@ const CLUSTERS = { 'safety-a': 'cluster-a', 'safety-b': 'cluster-b' } as const;
 const flaky = cacheNames(NAMESPACE, 'flaky');
 const child = (): JsonObject | undefined =>
   getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, 'flaky', 'safety-a'), NAMESPACE);
-const reasonOf = (object: JsonObject | undefined): string | undefined => getString(condition(object, 'ArtifactReady') ?? {}, 'reason');
-const messageOf = (object: JsonObject | undefined): string => getString(condition(object, 'ArtifactReady') ?? {}, 'message') ?? '';
+const artifactReason = (object: JsonObject | undefined): string | undefined => reasonOf(object, 'ArtifactReady');
+const artifactMessage = (object: JsonObject | undefined): string => messageOf(object, 'ArtifactReady') ?? '';
 const remoteJob = (): JsonObject | undefined => getObject('cluster-a', 'job', flaky.job, REMOTE);
 const attemptOf = (job: JsonObject | undefined): string | undefined =>
   getString(job ?? {}, 'metadata', 'annotations', 'modelplane.ai/attempt');
@@ -59,7 +72,7 @@ async function failAttempt(attempt: number): Promise<void> {
   kubelet('cluster-a', 'fail-job', flaky.job);
   await eventually(
     `the cluster Failed after attempt ${attempt}`,
-    () => reasonOf(child()) === 'HydrationFailed' && getIn(child(), 'status', 'attempts') === attempt,
+    () => artifactReason(child()) === 'HydrationFailed' && getIn(child(), 'status', 'attempts') === attempt,
     {
       describe: describeChild,
     },
@@ -132,9 +145,9 @@ describe('lifecycle safety on a real control plane', () => {
     expect(remoteJob(), 'a Job was created again after the last attempt').toBeUndefined();
     const latched = child()!;
     expect(getString(latched, 'status', 'phase')).toBe('Failed');
-    expect(reasonOf(latched)).toBe('HydrationFailed');
+    expect(artifactReason(latched)).toBe('HydrationFailed');
     expect(getIn(latched, 'status', 'attempts')).toBe(3);
-    expect(messageOf(latched)).toMatch(/BackoffLimitExceeded|backoff limit/);
+    expect(artifactMessage(latched)).toMatch(/BackoffLimitExceeded|backoff limit/);
     const cache = getObject('control-plane', 'modelcache', 'flaky', NAMESPACE);
     const entry = asArray(getIn(cache, 'status', 'clusters'))
       .filter(isObject)
@@ -177,14 +190,14 @@ describe('lifecycle safety on a real control plane', () => {
       '-p',
       '[{"op":"remove","path":"/status/providerConfigRef"}]',
     ]);
-    const held = await eventually('the cluster Held', () => (reasonOf(child()) === 'Held' ? child() : undefined), {
+    const held = await eventually('the cluster Held', () => (artifactReason(child()) === 'Held' ? child() : undefined), {
       describe: describeChild,
     });
     expect(getString(held, 'status', 'phase')).toBe('Ready');
     expect(getIn(held, 'status', 'mount')).toEqual(mount);
-    expect(messageOf(held)).toMatch(/to be provisioned/);
+    expect(artifactMessage(held)).toMatch(/to be provisioned/);
     provision('safety-a');
-    await eventually('Staged again', () => reasonOf(child()) === 'Staged', { describe: describeChild });
+    await eventually('Staged again', () => artifactReason(child()) === 'Staged', { describe: describeChild });
     expect(getIn(child(), 'status', 'mount')).toEqual(mount);
   });
 
@@ -197,9 +210,9 @@ describe('lifecycle safety on a real control plane', () => {
     );
     const refused = await eventually('the other team refused', () => {
       const found = getObject('control-plane', 'modelcachehydration', hydrationName(OTHER_TEAM, 'borrowed', 'safety-a'), OTHER_TEAM);
-      return reasonOf(found) === 'ClaimOwnedElsewhere' ? found : undefined;
+      return artifactReason(found) === 'ClaimOwnedElsewhere' ? found : undefined;
     });
-    expect(messageOf(refused)).toContain(NAMESPACE);
+    expect(artifactMessage(refused)).toContain(NAMESPACE);
     expect(getIn(refused, 'status', 'mount')).toBeUndefined();
   });
 
@@ -254,12 +267,7 @@ describe('lifecycle safety on a real control plane', () => {
       return getString(condition(found, 'ModelAccepted') ?? {}, 'reason') === 'CacheNotShareable' ? found : undefined;
     });
     expect(getString(condition(refused, 'ModelAccepted')!, 'message')).toMatch(/ReadWriteOnce/);
-    const engines = (name: string): JsonObject[] =>
-      list('cluster-b', 'deployments', REMOTE).filter(
-        (d) =>
-          (getString(d, 'metadata', 'name') ?? '').startsWith(`${name}-`) &&
-          asArray(getIn(d, 'spec', 'template', 'spec', 'containers')).some((c) => isObject(c) && c['name'] === 'engine'),
-      );
+    const engines = (name: string): JsonObject[] => engineDeployments('cluster-b', name);
     await eventually('one copy served', () => engines('rwo-one').length === 1);
     expect(engines('rwo-four')).toEqual([]);
   });

@@ -20,7 +20,18 @@
 import { Buffer } from 'node:buffer';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asArray, cacheNames, getIn, getObject, getString, hydrationName, isObject, type JsonObject, type JsonValue } from '#lib';
+import {
+  REMOTE_NAMESPACE,
+  asArray,
+  cacheNames,
+  getIn,
+  getObject,
+  getString,
+  hydrationName,
+  isObject,
+  type JsonObject,
+  type JsonValue,
+} from '#lib';
 import { REPO_ROOT } from '../support/server.js';
 import { readYamlObject, readYamlStream } from '../render/yaml.js';
 import { asShown, checkOrUpdate } from './excerpts.js';
@@ -35,11 +46,13 @@ import {
   names,
   type ApiServer,
   setInferenceClusterStatus,
+  reasonOf,
+  messageOf,
 } from './plane.js';
 
 const DOC = join(REPO_ROOT, 'docs', 'walkthrough.md');
 const NAMESPACE = 'ml-team';
-const REMOTE = 'default';
+const REMOTE = REMOTE_NAMESPACE;
 const CACHE = 'qwen';
 const REPLICA = 'qwen-chat-7d2e4';
 const [US_EAST, US_WEST, EU_WEST] = ['us-east-a100', 'us-west-a100', 'eu-west-a100'] as const;
@@ -117,9 +130,6 @@ function composedObject(xr: JsonObject | undefined, key: string): JsonObject {
   if (!found) throw new Error(`${getString(xr, 'metadata', 'name') ?? 'the XR'} composes no ${key} now`);
   return found;
 }
-
-const reasonOf = (object: JsonObject | undefined, type: string): string | undefined => getString(condition(object, type) ?? {}, 'reason');
-const messageOf = (object: JsonObject | undefined, type: string): string | undefined => getString(condition(object, type) ?? {}, 'message');
 
 /** `cluster: phase` for every entry of the cache's status.clusters[]. */
 function phases(found = cache()): Record<string, string> {
