@@ -6,7 +6,7 @@ SHELL := /bin/bash
 FUNCTIONS := compose-model-cache compose-model-cache-hydration compose-model-replica
 NODE_MODULES := node_modules/.package-lock.json
 
-.PHONY: help install build lint format typecheck unit test soak run clean render-tools render render-check render-update images xpkg docs bench tools tools-test up down e2e
+.PHONY: help install build lint format typecheck unit test soak run clean render-tools render render-check render-update images xpkg docs bench tools tools-test up down e2e hf-venv embed embed-check
 
 help: ## List the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -33,7 +33,26 @@ typecheck: $(NODE_MODULES) ## TypeScript, strict, no emit
 unit: $(NODE_MODULES) ## Run the tests (needs `make build` and `make tools-test`)
 	@status=0; npx vitest run || status=$$?; node scripts/test-summary.mjs; exit $$status
 
-test: install build lint typecheck tools-test unit ## Install, build, lint, type-check and run every test (builds the pinned CLI once)
+test: install embed-check hf-venv build lint typecheck tools-test unit ## Install, build, lint, type-check and run every test (builds the pinned CLI once)
+
+# The hydration script runs in its tests under Python with the huggingface_hub
+# the Job installs (pinned: HUGGINGFACE_HUB_VERSION in huggingface.ts), from
+# PyPI, in a virtual environment of its own; made once, then quick.
+HF_VENV := .venv-hf
+HF_HUB_VERSION := $(shell sed -n "s/^export const HUGGINGFACE_HUB_VERSION = '\(.*\)';/\1/p" functions/compose-model-cache-hydration/src/huggingface.ts)
+
+hf-venv: $(HF_VENV)/.huggingface_hub-$(HF_HUB_VERSION) ## Make .venv-hf with the pinned huggingface_hub (the hydration script's tests need it)
+
+$(HF_VENV)/.huggingface_hub-$(HF_HUB_VERSION):
+	python3 -m venv $(HF_VENV)
+	$(HF_VENV)/bin/pip install --quiet --disable-pip-version-check 'huggingface_hub==$(HF_HUB_VERSION)'
+	@touch $@
+
+embed: ## Embed functions/compose-model-cache-hydration/src/hydrate.py into its TypeScript module (after editing it)
+	node scripts/embed-hydrate.mjs
+
+embed-check:
+	@node scripts/embed-hydrate.mjs --check
 
 # The soak: the fuzz campaign of `make test` (2,000 seeded cases per function)
 # at 100,000 cases per function, with another seed, and its report printed.

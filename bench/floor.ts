@@ -1,6 +1,8 @@
 // The floor: the same runtime, flags and codec as the functions, with a
 // handler that returns the request's desired state untouched. It pays only
-// decode, dispatch and encode, so a function's cost above it is its own.
+// decode, dispatch and encode, so a function's cost above it is its own. It
+// decodes every request in full (the functions decode on demand): the floor
+// is what a call costs a server that reads the whole request.
 
 import { RESPONSE_TTL_SECONDS, serveFunction, type RunFunctionRequest, type RunFunctionResponse } from '#lib';
 
@@ -16,4 +18,4 @@ function echoDesired(req: RunFunctionRequest): RunFunctionResponse {
   return rsp;
 }
 
-await serveFunction({ name: 'floor', handler: echoDesired });
+await serveFunction({ name: 'floor', handler: echoDesired, decode: 'full' });

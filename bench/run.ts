@@ -10,9 +10,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { RunFunctionRequest } from '#lib';
+import { RunFunctionRequest, decodeRequestOnDemand, decodeStats, encodeResponse } from '#lib';
+import { chart } from './chart.js';
 import { callsPerReconcile } from './loop.js';
-import { SCENARIOS, type Scenario } from './scenarios.js';
+import { HANDLERS, SCENARIOS, type Scenario } from './scenarios.js';
 import { TARGETS, judge, type Measured, type Verdict } from './targets.js';
 
 interface Options {
@@ -88,7 +89,11 @@ interface Server {
 function startServer(entry: string): Promise<Server> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, [entry, '--insecure', '--address', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // BENCH_NODE_FLAGS: V8 flags to try on every server alike (the servers run with Node's defaults).
+    const flags = (process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
+    const child = spawn(process.execPath, [...flags, entry, '--insecure', '--address', '127.0.0.1:0'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let buffered = '';
     const timer = setTimeout(() => {
       reject(new Error(`${entry} did not listen in 10 s`));
@@ -146,7 +151,21 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-function measure(scenario: Scenario, fn: Server, floor: Server, options: Options): Measured {
+/** The share of a request's bytes the function decodes, on demand as its server does: measured in process. */
+function decodedShare(scenario: Scenario, bytes: Uint8Array): number {
+  const req = decodeRequestOnDemand(bytes);
+  encodeResponse(HANDLERS[scenario.fn](req));
+  const stats = decodeStats(req)!;
+  return stats.decodedBytes / stats.requestBytes;
+}
+
+/**
+ * Calls one at a time: latency against the floor and the peak RSS they
+ * reach. Run for every scenario before any throughput run, so the peak is
+ * that of calls one at a time, not what eight concurrent clients left
+ * resident before it (Linux can only reset the peak to the current RSS).
+ */
+function measureSequential(scenario: Scenario, fn: Server, floor: Server, options: Options): Measured {
   const bytes = RunFunctionRequest.encode(scenario.request).finish();
   const file = `${options.out}/requests/${scenario.id}.bin`;
   writeFileSync(file, bytes);
@@ -167,12 +186,6 @@ function measure(scenario: Scenario, fn: Server, floor: Server, options: Options
   floorSamples.sort((a, b) => a - b);
   const sequential = memory(fn.process.pid!);
   const floorSequential = memory(floor.process.pid!);
-  resetPeak(fn.process.pid!);
-  resetPeak(floor.process.pid!);
-  const fnThroughput = runClient([fn.address, file, 'throughput', String(options.clients), String(options.throughputSeconds)]);
-  const concurrent = memory(fn.process.pid!);
-  const floorThroughput = runClient([floor.address, file, 'throughput', String(options.clients), String(options.throughputSeconds)]);
-  const floorConcurrent = memory(floor.process.pid!);
   const p50 = percentile(fnSamples, 50);
   const floorP50 = percentile(floorSamples, 50);
   return {
@@ -188,26 +201,42 @@ function measure(scenario: Scenario, fn: Server, floor: Server, options: Options
     floorP50Ms: floorP50,
     floorP99Ms: percentile(floorSamples, 99),
     ratioToFloor: p50 / floorP50,
-    callsPerSecond: fnThroughput['callsPerSecond'] as number,
-    floorCallsPerSecond: floorThroughput['callsPerSecond'] as number,
+    callsPerSecond: NaN,
+    floorCallsPerSecond: NaN,
     rssMb: sequential.rssMb,
     peakRssMb: sequential.peakRssMb,
-    peakRssConcurrentMb: concurrent.peakRssMb,
+    peakRssConcurrentMb: NaN,
     floorPeakRssMb: floorSequential.peakRssMb,
-    floorPeakRssConcurrentMb: floorConcurrent.peakRssMb,
+    floorPeakRssConcurrentMb: NaN,
     startMs: fn.startMs,
+    decodedShare: decodedShare(scenario, bytes),
   };
+}
+
+/** 8 concurrent clients on each server in turn: throughput and the peak RSS it reaches. */
+function measureThroughput(measured: Measured, fn: Server, floor: Server, options: Options): void {
+  const file = `${options.out}/requests/${measured.id}.bin`;
+  resetPeak(fn.process.pid!);
+  resetPeak(floor.process.pid!);
+  const fnThroughput = runClient([fn.address, file, 'throughput', String(options.clients), String(options.throughputSeconds)]);
+  const concurrent = memory(fn.process.pid!);
+  const floorThroughput = runClient([floor.address, file, 'throughput', String(options.clients), String(options.throughputSeconds)]);
+  const floorConcurrent = memory(floor.process.pid!);
+  measured.callsPerSecond = fnThroughput['callsPerSecond'] as number;
+  measured.floorCallsPerSecond = floorThroughput['callsPerSecond'] as number;
+  measured.peakRssConcurrentMb = concurrent.peakRssMb;
+  measured.floorPeakRssConcurrentMb = floorConcurrent.peakRssMb;
 }
 
 function table(results: Measured[]): string {
   const head =
-    '| function | scenario | N | request | p50 ms | p99 ms | floor p50 | ratio | calls/s (8 clients) | floor calls/s | RSS MB | peak RSS MB (1 / 8 clients) | floor peak RSS MB | start ms |';
-  const rule = '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|';
+    '| function | scenario | N | request | decoded | p50 ms | p99 ms | floor p50 | ratio | calls/s (8 clients) | floor calls/s | RSS MB | peak RSS MB (1 / 8 clients) | floor peak RSS MB | start ms |';
+  const rule = '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|';
   const fmt = (v: number, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '–');
   const size = (b: number) => (b >= 1e6 ? `${(b / 1e6).toFixed(2)} MB` : b >= 1e3 ? `${(b / 1e3).toFixed(1)} kB` : `${b} B`);
   const rows = results.map(
     (r) =>
-      `| ${r.function} | ${r.scenario} | ${r.n} | ${size(r.requestBytes)} | ${fmt(r.p50Ms)} | ${fmt(r.p99Ms)} | ${fmt(r.floorP50Ms)} | ${fmt(r.ratioToFloor)} | ${fmt(r.callsPerSecond, 0)} | ${fmt(r.floorCallsPerSecond, 0)} | ${fmt(r.rssMb, 0)} | ${fmt(r.peakRssMb, 0)} / ${fmt(r.peakRssConcurrentMb, 0)} | ${fmt(r.floorPeakRssMb, 0)} / ${fmt(r.floorPeakRssConcurrentMb, 0)} | ${fmt(r.startMs, 0)} |`,
+      `| ${r.function} | ${r.scenario} | ${r.n} | ${size(r.requestBytes)} | ${(r.decodedShare * 100).toFixed(0)}% | ${fmt(r.p50Ms)} | ${fmt(r.p99Ms)} | ${fmt(r.floorP50Ms)} | ${fmt(r.ratioToFloor)} | ${fmt(r.callsPerSecond, 0)} | ${fmt(r.floorCallsPerSecond, 0)} | ${fmt(r.rssMb, 0)} | ${fmt(r.peakRssMb, 0)} / ${fmt(r.peakRssConcurrentMb, 0)} | ${fmt(r.floorPeakRssMb, 0)} / ${fmt(r.floorPeakRssConcurrentMb, 0)} | ${fmt(r.startMs, 0)} |`,
   );
   return [head, rule, ...rows].join('\n');
 }
@@ -235,8 +264,11 @@ async function main(): Promise<void> {
       const floor = await startServer(SERVERS['floor']!);
       const measured: Measured[] = [];
       for (const scenario of scenarios.filter((s) => s.fn === name)) {
-        measured.push(measure(scenario, fn, floor, options));
-        process.stderr.write(`  ${name} ${scenario.label} N=${n}: done\n`);
+        measured.push(measureSequential(scenario, fn, floor, options));
+      }
+      for (const m of measured) {
+        measureThroughput(m, fn, floor, options);
+        process.stderr.write(`  ${name} ${m.scenario} N=${n}: done\n`);
       }
       results.push(...measured);
       await stopServer(fn);
@@ -267,11 +299,14 @@ async function main(): Promise<void> {
     '```',
   ].join('\n');
   writeFileSync(`${options.out}/results.md`, `${markdown}\n`);
+  const svg = chart(results);
+  writeFileSync(`${options.out}/chart.svg`, svg);
   process.stdout.write(`${markdown}\n`);
   if (options.write) {
     const doc = readFileSync(`${ROOT}BENCHMARKS.md`, 'utf8');
     const marker = /<!-- results -->[\s\S]*<!-- \/results -->/;
     writeFileSync(`${ROOT}BENCHMARKS.md`, doc.replace(marker, `<!-- results -->\n${markdown}\n<!-- /results -->`));
+    writeFileSync(`${ROOT}BENCHMARKS.svg`, svg);
   }
 }
 

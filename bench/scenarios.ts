@@ -7,6 +7,7 @@ import { RunFunctionRequest, Ready, type JsonObject, type RunFunctionResponse } 
 import { compose as composeCache } from '../functions/compose-model-cache/src/fn.js';
 import { compose as composeHydration } from '../functions/compose-model-cache-hydration/src/fn.js';
 import { compose as composeReplica } from '../functions/compose-model-replica/src/fn.js';
+import { composedAsStored, compositeAsStored, requiredAsStored } from './crossplane.js';
 import {
   CACHE,
   NAMESPACE,
@@ -178,9 +179,63 @@ function replicaSteady(n: number, gang: boolean): RunFunctionRequest {
   return request(replicaXr(gang), required, observeAll(first));
 }
 
+/**
+ * Issue 14's shapes, each a serving steady state like replicaSteady's: a
+ * PrefillDecode replica (a Standalone prefill engine, a LeaderWorkerSet
+ * decode gang, the disaggregated picker), and a Grove gang on a Dynamo
+ * cluster with the ModelExpress bundle.
+ */
+function replicaShapeXr(shape: 'prefill-decode' | 'dynamo'): JsonObject {
+  const xr = replicaXr(true);
+  const spec = xr['spec'] as JsonObject;
+  const [gang] = spec['engines'] as JsonObject[];
+  if (shape === 'prefill-decode') {
+    const standalone = (replicaXr(false)['spec'] as { engines: JsonObject[] }).engines[0]!;
+    spec['serving'] = { mode: 'PrefillDecode' };
+    spec['engines'] = [
+      { ...standalone, name: 'prefill', phase: 'Prefill' },
+      { ...gang, name: 'decode', phase: 'Decode' },
+    ];
+  }
+  return xr;
+}
+
+function replicaShapeSteady(n: number, shape: 'prefill-decode' | 'dynamo'): RunFunctionRequest {
+  const cluster = inferenceCluster(0);
+  if (shape === 'dynamo') cluster['spec'] = { ...(cluster['spec'] as JsonObject), stack: 'Dynamo' };
+  const required = { cluster: [cluster], cache: [modelCache(n, true)] };
+  const first = composeReplica(request(replicaShapeXr(shape), required));
+  return request(replicaShapeXr(shape), required, observeAll(first));
+}
+
 // --------------------------------------------------------------------------------------
 
-const HANDLERS = {
+/**
+ * The same request as Crossplane would send it (issue 17): every object with
+ * the metadata, managedFields and status the API server and Crossplane keep
+ * (see crossplane.ts). The functions read the same fields in it; it is bigger.
+ */
+function asCrossplaneSends(lean: RunFunctionRequest): RunFunctionRequest {
+  const req = RunFunctionRequest.fromPartial(RunFunctionRequest.toJSON(lean) as object);
+  const xr: JsonObject | undefined = req.observed?.composite?.resource;
+  const metadata = (xr?.['metadata'] ?? {}) as JsonObject;
+  const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+  const owner = { apiVersion: text(xr?.['apiVersion']), kind: text(xr?.['kind']), name: text(metadata['name']) };
+  const observed = req.observed?.resources ?? {};
+  for (const [key, value] of Object.entries(observed)) value.resource = composedAsStored(value.resource as JsonObject, key, owner);
+  if (req.observed?.composite && xr) {
+    req.observed.composite.resource = compositeAsStored(
+      xr,
+      Object.values(observed).map((value) => value.resource as JsonObject),
+    );
+  }
+  for (const set of Object.values(req.requiredResources)) {
+    for (const item of set.items) item.resource = requiredAsStored(item.resource as JsonObject);
+  }
+  return req;
+}
+
+export const HANDLERS = {
   'compose-model-cache': composeCache,
   'compose-model-cache-hydration': composeHydration,
   'compose-model-replica': composeReplica,
@@ -213,5 +268,12 @@ export function SCENARIOS(n: number): Scenario[] {
     scenario('compose-model-cache-hydration', 'steady-claim', () => hydrationSteady('PersistentVolumeClaim')),
     scenario('compose-model-replica', 'steady-native', () => replicaSteady(n, false)),
     scenario('compose-model-replica', 'steady-lws', () => replicaSteady(n, true)),
+    scenario('compose-model-replica', 'steady-prefill-decode', () => replicaShapeSteady(n, 'prefill-decode')),
+    scenario('compose-model-replica', 'steady-dynamo-grove', () => replicaShapeSteady(n, 'dynamo')),
+    // The same states as Crossplane sends them: full metadata, managedFields, statuses, manifests twice.
+    scenario('compose-model-cache', 'first-compose-realistic', () => asCrossplaneSends(cacheFirstCompose(n))),
+    scenario('compose-model-cache', 'steady-realistic', () => asCrossplaneSends(cacheSteady(n))),
+    scenario('compose-model-cache-hydration', 'steady-huggingface-realistic', () => asCrossplaneSends(hydrationSteady('HuggingFace'))),
+    scenario('compose-model-replica', 'steady-native-realistic', () => asCrossplaneSends(replicaSteady(n, false))),
   ];
 }

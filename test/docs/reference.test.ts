@@ -18,6 +18,9 @@ const PAGES = {
   'modelreplica.md': 'package/modelreplicas/definition.yaml',
 } as const;
 
+/** Pages written by hand, each checked against its schema by its own test (settings.test.ts: the function input). */
+const HAND_WRITTEN: readonly string[] = ['hydrationsettings.md'];
+
 function generator(...args: string[]): { code: number | null; stdout: string; stderr: string } {
   const run = spawnSync(process.execPath, ['scripts/reference-docs.mjs', ...args], { cwd: REPO_ROOT, encoding: 'utf8' });
   return { code: run.status, stdout: run.stdout, stderr: run.stderr };
@@ -50,7 +53,11 @@ describe('docs/reference', () => {
     const out = mkdtempSync(join(tmpdir(), 'reference-'));
     const run = generator('--out', out);
     expect(run.code, run.stderr).toBe(0);
-    expect(readdirSync(REFERENCE).sort()).toEqual(readdirSync(out).sort());
+    expect(
+      readdirSync(REFERENCE)
+        .filter((page) => !HAND_WRITTEN.includes(page))
+        .sort(),
+    ).toEqual(readdirSync(out).sort());
     for (const page of readdirSync(out)) {
       expect(readFileSync(join(REFERENCE, page), 'utf8'), `docs/reference/${page} is stale: run \`make docs\``).toBe(
         readFileSync(join(out, page), 'utf8'),

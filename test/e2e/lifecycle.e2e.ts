@@ -166,17 +166,27 @@ describe('the lifecycle on a real control plane', () => {
     expect(remoteNames('cluster-c', 'jobs')).toEqual([]);
     expect(remoteNames('cluster-c', 'secrets')).toEqual([]);
 
-    // `kubectl get modelcaches` shows the columns the XRD declares (SOURCE, and STAGED: clusters Ready
-    // over clusters staged), then Crossplane's own. (A column of ours named READY printed twice here.)
+    // `kubectl get modelcaches` shows the columns the XRD declares (SOURCE; STAGED: clusters Ready
+    // over clusters staged; PROGRESS), then Crossplane's own. (A column of ours named READY printed twice here.)
     const table = await eventually('the STAGED column to count two clusters', () => {
       const out = kubectlOk('control-plane', ['get', 'modelcaches', '-n', NAMESPACE]);
       return /\b0\/2\b/.test(out) ? out : undefined;
     });
     const [header, row] = table.trim().split('\n');
-    expect(header!.split(/\s+/)).toEqual(['NAME', 'SOURCE', 'STAGED', 'SYNCED', 'READY', 'COMPOSITION', 'AGE']);
+    expect(header!.split(/\s+/)).toEqual(['NAME', 'SOURCE', 'STAGED', 'PROGRESS', 'SYNCED', 'READY', 'COMPOSITION', 'AGE']);
     expect(row!.split(/\s+/).slice(0, 3)).toEqual(['qwen', 'HuggingFace', '0/2']);
     const childTable = kubectlOk('control-plane', ['get', 'modelcachehydrations', '-n', NAMESPACE]).trim().split('\n');
-    expect(childTable[0]!.split(/\s+/)).toEqual(['NAME', 'CLUSTER', 'SOURCE', 'PHASE', 'SYNCED', 'READY', 'COMPOSITION', 'AGE']);
+    expect(childTable[0]!.split(/\s+/)).toEqual([
+      'NAME',
+      'CLUSTER',
+      'SOURCE',
+      'PHASE',
+      'PROGRESS',
+      'SYNCED',
+      'READY',
+      'COMPOSITION',
+      'AGE',
+    ]);
   });
 
   it('holds a replica back while its cluster is hydrating: no engine on the cluster', async () => {

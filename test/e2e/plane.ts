@@ -136,3 +136,18 @@ export function engineDeployments(cluster: ApiServer, replica: string): JsonObje
       asArray(getIn(d, 'spec', 'template', 'spec', 'containers')).some((c) => isObject(c) && c['name'] === 'engine'),
   );
 }
+
+/** The object once Crossplane has reported both Synced and Ready on it (whatever their status), else undefined. */
+export function settled(object: JsonObject | undefined): JsonObject | undefined {
+  return condition(object, 'Synced') && condition(object, 'Ready') ? object : undefined;
+}
+
+/** Only the named top-level fields of an object (those it has). */
+export function pick(object: unknown, ...fields: string[]): JsonObject {
+  const out: JsonObject = {};
+  for (const field of fields) {
+    const value = getIn(object, field);
+    if (value !== undefined) out[field] = value as JsonObject;
+  }
+  return out;
+}

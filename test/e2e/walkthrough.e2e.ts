@@ -36,18 +36,19 @@ import { REPO_ROOT } from '../support/server.js';
 import { readYamlObject, readYamlStream } from '../render/yaml.js';
 import { asShown, checkOrUpdate } from './excerpts.js';
 import {
-  condition,
+  type ApiServer,
   eventually,
   getObject as read,
   kubectl,
   kubectlOk,
   kubelet,
   list,
-  names,
-  type ApiServer,
-  setInferenceClusterStatus,
-  reasonOf,
   messageOf,
+  names,
+  pick,
+  reasonOf,
+  setInferenceClusterStatus,
+  settled,
 } from './plane.js';
 
 const DOC = join(REPO_ROOT, 'docs', 'walkthrough.md');
@@ -70,6 +71,8 @@ const STEP_WAIT = { timeoutMs: 240_000 };
 
 /** What the cache composes on each workload cluster: the claim, the download Job and the token Secret. */
 const REMOTE_NAMES = cacheNames(NAMESPACE, CACHE);
+/** A staging child's composed keys: the token, the Job and the access it reports its progress with, and the claim. */
+const STAGING_KEYS = ['auth', 'hydrate', 'hydrate-account', 'hydrate-binding', 'hydrate-role', 'pvc'];
 const example = (path: string) => join(REPO_ROOT, 'examples', path);
 const inferenceClusters = readYamlStream(example('model-cache/first-compose/required.yaml'));
 const tokenSecret = readYamlStream(example('model-cache-hydration/huggingface-first-compose/required.yaml')).find(
@@ -139,19 +142,6 @@ function phases(found = cache()): Record<string, string> {
 }
 
 /** The XR's status once Crossplane has written its own conditions next to the function's. */
-function settled(object: JsonObject | undefined): JsonObject | undefined {
-  return condition(object, 'Synced') && condition(object, 'Ready') ? object : undefined;
-}
-
-function pick(object: unknown, ...fields: string[]): JsonObject {
-  const out: JsonObject = {};
-  for (const field of fields) {
-    const value = getIn(object, field);
-    if (value !== undefined) out[field] = value as JsonObject;
-  }
-  return out;
-}
-
 function specWithoutCrossplane(xr: JsonObject | undefined): JsonObject {
   return Object.fromEntries<JsonValue | undefined>(Object.entries(getObject(xr, 'spec') ?? {}).filter(([field]) => field !== 'crossplane'));
 }
@@ -341,14 +331,17 @@ describe('walkthrough on the live plane: one ModelCache over three clusters, one
 
     for (const cluster of CLUSTERS) {
       await eventually(
-        `the claim, the Job and the token Secret on ${WORKLOAD[cluster]}`,
-        () => composedKeys(child(cluster)).join() === 'auth,hydrate,pvc' && inventory(cluster).length === 3,
+        `the claim, the Job, its report access and the token Secret on ${WORKLOAD[cluster]}`,
+        () => composedKeys(child(cluster)).join() === STAGING_KEYS.join() && inventory(cluster).length === 6,
         STEP_WAIT,
       );
       expect(inventory(cluster)).toEqual([
         `Job/${REMOTE_NAMES.job}`,
         `PersistentVolumeClaim/${REMOTE_NAMES.pvc}`,
+        `Role/${REMOTE_NAMES.job}`,
+        `RoleBinding/${REMOTE_NAMES.job}`,
         `Secret/${REMOTE_NAMES.authSecret}`,
+        `ServiceAccount/${REMOTE_NAMES.job}`,
       ]);
     }
     const usEast = child(US_EAST);
@@ -431,7 +424,7 @@ describe('walkthrough on the live plane: one ModelCache over three clusters, one
     );
     excerpt('cache-in-use', { metadata: pick(getObject(inUse, 'metadata'), 'name', 'labels') });
     // Nothing of the replica's is on its cluster.
-    expect(inventory(US_EAST)).toHaveLength(3);
+    expect(inventory(US_EAST)).toHaveLength(6);
     expectTokenOnlyInSecrets();
   });
 
@@ -463,7 +456,7 @@ describe('walkthrough on the live plane: one ModelCache over three clusters, one
       STEP_WAIT,
     );
     expect(reasonOf(replica(), 'ModelAccepted')).toBe('Hydrating');
-    expect(inventory(US_EAST)).toHaveLength(3);
+    expect(inventory(US_EAST)).toHaveLength(6);
     expectTokenOnlyInSecrets();
   });
 
@@ -527,7 +520,7 @@ describe('walkthrough on the live plane: one ModelCache over three clusters, one
       );
       expect(inventory(cluster)).toContain(`Job/${REMOTE_NAMES.job}`);
     }
-    expect(composedKeys(child(US_WEST))).toEqual(['auth', 'hydrate', 'pvc']);
+    expect(composedKeys(child(US_WEST))).toEqual(STAGING_KEYS);
 
     // The replica's cluster is Ready: the engine starts with the cache's volume, mount and env, its args as written.
     const deployment = await eventually('the engine Deployment composed', () => composed(replica()).get('model-serving-main'), STEP_WAIT);
@@ -663,11 +656,7 @@ describe('walkthrough on the live plane: one ModelCache over three clusters, one
     for (const cluster of CLUSTERS) {
       await eventually(`${cluster}'s child composing only its claim`, () => composedKeys(child(cluster)).join() === 'pvc', STEP_WAIT);
     }
-    await eventually(
-      'the token gone from us-west-a100',
-      () => !inventory(US_WEST).includes(`Secret/${REMOTE_NAMES.authSecret}`),
-      STEP_WAIT,
-    );
+    await eventually("the token and the Job's report access gone from us-west-a100", () => inventory(US_WEST).length === 2, STEP_WAIT);
     expect(inventory(US_WEST)).toEqual([`Job/${REMOTE_NAMES.job}`, `PersistentVolumeClaim/${REMOTE_NAMES.pvc}`]);
     expectTokenOnlyInSecrets();
   });

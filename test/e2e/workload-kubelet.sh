@@ -19,8 +19,14 @@
 #       sha256 into CONFIGMAP, then the Job completes
 #   workload-kubelet.sh CLUSTER available DEPLOYMENT
 #       a Deployment's pods are all ready (Available)
+#   workload-kubelet.sh CLUSTER report-progress JOB REPORT_JSON
+#       what the hydration script (hydrate.py) does while it stages: write its
+#       report as the annotation modelplane.ai/progress on its own Job, with a
+#       JSON merge patch, as the Job's ServiceAccount (named like the Job): the
+#       Role the function composed must allow exactly that, or this fails
 #
 # CLUSTER is a workload cluster of `make up` (cluster-a, cluster-b, cluster-c).
+# Every action works in `default`, or in the namespace WORKLOAD_NAMESPACE names.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=control-plane/common.sh
@@ -37,7 +43,8 @@ shift 2
 	echo "no workload cluster $cluster in $state (is \`make up\` running?)" >&2
 	exit 1
 }
-k() { "$KUBECTL" --kubeconfig "$state/kubeconfigs/$cluster" --namespace default "$@"; }
+# The workload namespace: `default`, or a team's (per-team workload namespaces) from WORKLOAD_NAMESPACE.
+k() { "$KUBECTL" --kubeconfig "$state/kubeconfigs/$cluster" --namespace "${WORKLOAD_NAMESPACE:-default}" "$@"; }
 # A timestamp as the API server stores it. (A real controller's clock too.)
 now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 
@@ -93,6 +100,13 @@ available)
 	status_patch deployment "$deployment" "{\"status\":{\"observedGeneration\":$(k get deployment "$deployment" -o jsonpath='{.metadata.generation}'),\"replicas\":${replicas:-1},\"readyReplicas\":${replicas:-1},\"availableReplicas\":${replicas:-1},\"updatedReplicas\":${replicas:-1},\"conditions\":[
 		{\"type\":\"Available\",\"status\":\"True\",\"reason\":\"MinimumReplicasAvailable\",\"message\":\"Deployment has minimum availability.\",\"lastUpdateTime\":\"$t\",\"lastTransitionTime\":\"$t\"}]}}"
 	echo "deployment/$deployment available on $cluster"
+	;;
+report-progress)
+	# A stand-in for hydrate.py's reporter (no pod runs here): the same patch, as the same identity.
+	job="${1:?}" report="${2:?report-progress needs JOB REPORT_JSON}"
+	patch="$(node -e 'console.log(JSON.stringify({ metadata: { annotations: { "modelplane.ai/progress": process.argv[1] } } }))' "$report")"
+	k --as "system:serviceaccount:${WORKLOAD_NAMESPACE:-default}:$job" patch job "$job" --type merge -p "$patch" >/dev/null
+	echo "reported $report on job/$job on $cluster"
 	;;
 *) usage ;;
 esac

@@ -690,10 +690,13 @@ function replicaRows(state: string): Row[] {
       change: (req) => {
         items(req, 'cluster')[0]!.resource['spec'] = { stack: 'Dynamo' };
       },
-      expect: { fatal: true },
+      // A Standalone engine is the same Deployment on either stack; a running gang is never swapped for a
+      // PodCliqueSet (a cluster's stack is fixed): refused.
+      expect: state === 'serving' ? { kept: true } : { fatal: true },
     },
     {
       state,
+      // Only one engine, so the PrefillDecode rules (one Prefill, one Decode engine) refuse it.
       input: 'PrefillDecode asked for',
       change: (req) => {
         spec(req)['serving'] = { mode: 'PrefillDecode' };

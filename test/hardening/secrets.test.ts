@@ -106,6 +106,25 @@ const CASES: Record<FunctionName, Case[]> = {
       workloadSecret: true,
     },
     { name: 'failed', request: () => seed(HYDRATION, 'huggingface-failed'), workloadSecret: true },
+    { name: 'downloading: the Job reports progress', request: () => seed(HYDRATION, 'huggingface-progress'), workloadSecret: true },
+    {
+      name: 'sizing: the sizing Job reads the listing with the token',
+      request: () => seed(HYDRATION, 'huggingface-sizing'),
+      workloadSecret: true,
+    },
+    {
+      name: 'a failed download whose report quotes the token (a pod wrote it: the function cuts it out)',
+      request: async () => {
+        const req = await seed(HYDRATION, 'huggingface-verification-failed');
+        const job = req.observed!.resources!['hydrate']!.resource;
+        const annotations = (
+          ((job['status'] as JsonObject)['atProvider'] as JsonObject)['manifest'] as { metadata: { annotations: JsonObject } }
+        ).metadata.annotations;
+        annotations['modelplane.ai/progress'] = JSON.stringify({ state: 'Failed', message: `401 Unauthorized for Bearer ${TOKEN}` });
+        return req;
+      },
+      workloadSecret: true,
+    },
     { name: 'ready: the Secret is dropped', request: () => seed(HYDRATION, 'huggingface-ready'), workloadSecret: false },
     {
       name: 'hold, cluster gone: the observed Secret kept as it is',

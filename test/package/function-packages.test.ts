@@ -10,7 +10,7 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { getString, getStringMap } from '#lib';
+import { SETTINGS_API_VERSION, SETTINGS_KIND, getString, getStringMap } from '#lib';
 import {
   FUNCTION_NAMES,
   REPO_ROOT,
@@ -26,6 +26,12 @@ import { readYamlObject } from '../render/yaml.js';
 import { FUNCTION_REGISTRY, INSTALLED_FUNCTION_NAMES, installedName } from './packaging.js';
 
 const configuration = readYamlObject(join(REPO_ROOT, 'crossplane.yaml'));
+
+/** The function input kind each function takes, if any. */
+const INPUT_KINDS: Partial<Record<FunctionName, string>> = {
+  'compose-model-cache-hydration': SETTINGS_KIND.hydration,
+  'compose-model-replica': SETTINGS_KIND.replica,
+};
 
 describe.each(FUNCTION_NAMES.map((name) => [name]))('the %s Function package', (name) => {
   const root = join(REPO_ROOT, 'functions', name, 'package');
@@ -57,8 +63,20 @@ describe.each(FUNCTION_NAMES.map((name) => [name]))('the %s Function package', (
     expect(installedName(`${FUNCTION_REGISTRY}/${getString(meta, 'metadata', 'name') ?? ''}`)).toBe(INSTALLED_FUNCTION_NAMES[name]);
   });
 
-  it('holds nothing but its metadata (crossplane xpkg build packages every YAML file under the root)', () => {
-    expect(readdirSync(root)).toEqual(['crossplane.yaml']);
+  // The function input's schema, where the function takes one (docs/reference/hydrationsettings.md).
+  const inputKind = INPUT_KINDS[name];
+
+  it("holds its metadata and, when it takes an input, that input's CRD and nothing else (xpkg build packages every YAML file under the root)", () => {
+    expect(readdirSync(root)).toEqual(inputKind === undefined ? ['crossplane.yaml'] : ['crossplane.yaml', 'input']);
+    if (inputKind === undefined) return;
+    const files = readdirSync(join(root, 'input'));
+    expect(files).toEqual([`fn.modelplane.ai_${inputKind.toLowerCase()}.yaml`]);
+    const crd = readYamlObject(join(root, 'input', files[0]!));
+    expect(crd['kind']).toBe('CustomResourceDefinition');
+    expect(getString(crd, 'spec', 'group')).toBe(SETTINGS_API_VERSION.split('/')[0]);
+    expect(getString(crd, 'spec', 'names', 'kind')).toBe(inputKind);
+    const versions = (crd['spec'] as { versions: { name: string; served: boolean; storage: boolean }[] }).versions;
+    expect(versions.map((v) => [v.name, v.served, v.storage])).toEqual([[SETTINGS_API_VERSION.split('/')[1], true, true]]);
   });
 });
 

@@ -182,6 +182,12 @@ describe('the ModelCacheHydration XRD', () => {
       { name: 'CLUSTER', type: 'string', jsonPath: '.spec.clusterName' },
       { name: 'SOURCE', type: 'string', jsonPath: '.spec.source' },
       { name: 'PHASE', type: 'string', jsonPath: '.status.phase' },
+      {
+        name: 'PROGRESS',
+        type: 'string',
+        description: 'HuggingFace; bytes staged as a percent, and whether stalled or verified.',
+        jsonPath: '.status.progress.summary',
+      },
     ]);
   });
 

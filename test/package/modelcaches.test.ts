@@ -101,6 +101,16 @@ const CEL_REFUSALS: [string, JsonObject, string][] = [
     { ...OCI, huggingFace: { repo: 'r', sizeGiB: 1 } },
     'spec: spec.huggingFace must be absent unless spec.source is HuggingFace.',
   ],
+  [
+    'an include pattern starting with "-"',
+    { ...HF, huggingFace: { repo: 'r', include: ['-x'] } },
+    'spec.huggingFace.include[0]: a pattern must not start with "-".',
+  ],
+  [
+    'an exclude pattern starting with "-"',
+    { ...HF, huggingFace: { repo: 'r', exclude: ['-x'] } },
+    'spec.huggingFace.exclude[0]: a pattern must not start with "-".',
+  ],
   ['HuggingFace with an oci sibling too', { ...HF, oci: { ref: 'r:v1' } }, 'spec: spec.oci must be absent unless spec.source is OCI.'],
   [
     'OCI with a persistentVolumeClaim sibling too',
@@ -197,7 +207,7 @@ describe('ModelCache XRD: CEL rules refuse, with their messages', () => {
   it('exercises every CEL rule in the XRD', () => {
     const refused = new Set(CEL_REFUSALS.map(([, spec]) => validateXr(xrd, body(spec))).flat());
     const rules = celRules(schema);
-    expect(rules.length).toBe(13);
+    expect(rules.length).toBe(15);
     for (const rule of rules) {
       const path = rule.path.replace(/\[\]/g, '[0]');
       expect([...refused], `${rule.path}: ${rule.rule}`).toContain(`${path}: ${rule.message}`);
@@ -213,7 +223,16 @@ describe('ModelCache XRD: the structural schema refuses', () => {
     ['sizeGiB 0', { ...HF, huggingFace: { repo: 'r', sizeGiB: 0 } }, 'spec.huggingFace.sizeGiB: must be >= 1'],
     ['sizeGiB above 100000', { ...HF, huggingFace: { repo: 'r', sizeGiB: 100001 } }, 'spec.huggingFace.sizeGiB: must be <= 100000'],
     ['a fractional sizeGiB', { ...HF, huggingFace: { repo: 'r', sizeGiB: 1.5 } }, 'spec.huggingFace.sizeGiB: must be of type integer'],
-    ['no sizeGiB', { ...HF, huggingFace: { repo: 'r' } }, 'spec.huggingFace.sizeGiB: Required value'],
+    [
+      'an empty include pattern',
+      { ...HF, huggingFace: { repo: 'r', include: [''] } },
+      'spec.huggingFace.include[0]: must be at least 1 characters',
+    ],
+    [
+      '33 exclude patterns',
+      { ...HF, huggingFace: { repo: 'r', exclude: Array.from({ length: 33 }, (_, i) => `p${i}`) } },
+      'spec.huggingFace.exclude: must have at most 32 items',
+    ],
     ['an empty repo', { ...HF, huggingFace: { repo: '', sizeGiB: 1 } }, 'spec.huggingFace.repo: must be at least 1 characters'],
     [
       'an authSecret without a name',
@@ -322,6 +341,7 @@ describe('ModelCache package', () => {
     expect((version!['additionalPrinterColumns'] as JsonObject[]).map((c) => [c['name'], c['jsonPath']])).toEqual([
       ['SOURCE', '.spec.source'],
       ['STAGED', '.status.summary.ready'],
+      ['PROGRESS', '.status.summary.progress'],
     ]);
   });
 

@@ -24,6 +24,7 @@ import { REPO_ROOT, badValues, loadXrd, parseLine, validateXr, type Xrd } from '
 import {
   ANNOTATION,
   compositionFor,
+  compositionForExample,
   findCompositions,
   findExamples,
   formatYamlStream,
@@ -176,14 +177,26 @@ describe('render examples', () => {
     ];
 
     it('has an XR with a Composition in package/, and inputs in the formats render reads', () => {
-      const xr = loadCompositeResource(example.xr);
-      expect(() => compositionFor(xr, findCompositions(REPO_ROOT), REPO_ROOT)).not.toThrow();
+      expect(() => compositionForExample(REPO_ROOT, example)).not.toThrow();
       if (example.required) expect(readYamlStream(example.required).length).toBeGreaterThan(0);
       if (example.observed) {
         const keys = readYamlStream(example.observed).map(keyOf);
         expect(keys, 'every observed resource is annotated crossplane.io/composition-resource-name').not.toContain(undefined);
         expect(new Set(keys).size, 'observed resources have distinct keys').toBe(keys.length);
       }
+    });
+
+    it("uses the packaged Composition, or its own that differs from it only in its steps' input", () => {
+      const own = compositionForExample(REPO_ROOT, example);
+      const packaged = compositionFor(loadCompositeResource(example.xr), findCompositions(REPO_ROOT), REPO_ROOT);
+      if (own.file === packaged.file) return;
+      const withoutInput = (file: string): unknown => {
+        const [doc] = readYamlStream(file);
+        const pipeline = getIn(doc, 'spec', 'pipeline');
+        for (const step of asArray(pipeline)) if (step && typeof step === 'object') delete (step as JsonObject)['input'];
+        return doc;
+      };
+      expect(withoutInput(own.file)).toEqual(withoutInput(packaged.file));
     });
 
     it('holds only XRs their XRDs admit, status included, and only mount contracts the library accepts', () => {
@@ -211,7 +224,7 @@ describe('render examples', () => {
 
     it('asks for everything at once (two calls a step at most), and renders no null or NaN', async () => {
       const { output, calls } = await render(example);
-      const { composition } = compositionFor(loadCompositeResource(example.xr), findCompositions(REPO_ROOT), REPO_ROOT);
+      const { composition } = compositionForExample(REPO_ROOT, example);
       const steps = new Map<string, number>();
       for (const step of composition.pipeline) steps.set(step.functionName, (steps.get(step.functionName) ?? 0) + 1);
       for (const [fn, count] of steps) {

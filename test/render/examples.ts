@@ -17,7 +17,14 @@ import { formatYamlStream, parseYamlStream, readYamlStream } from './yaml.js';
 export const EXAMPLES_DIR = 'examples';
 export const FUNCTIONS_FILE = join(EXAMPLES_DIR, 'functions.yaml');
 export const PACKAGE_DIR = 'package';
-export const FILES = { xr: 'xr.yaml', required: 'required.yaml', observed: 'observed.yaml', expected: 'expected.yaml' } as const;
+export const FILES = {
+  xr: 'xr.yaml',
+  required: 'required.yaml',
+  observed: 'observed.yaml',
+  expected: 'expected.yaml',
+  /** A settings example's own Composition: the packaged one with a function step `input` (docs/reference/hydrationsettings.md). */
+  composition: 'composition.yaml',
+} as const;
 
 const EXPECTED_HEADER = [
   '# Written by `make render-update` from the inputs in this folder. Review the',
@@ -94,6 +101,21 @@ export function compositionFor(xr: JsonObject, compositions: readonly PackagedCo
   }
   checkCompositionFor(xr, matching[0]!.composition);
   return matching[0]!;
+}
+
+/**
+ * The Composition an example renders with: its own composition.yaml when it
+ * has one (a settings example), else the one in package/ for its XR's type.
+ */
+export function compositionForExample(root: string, example: Example): PackagedComposition {
+  const xr = loadCompositeResource(example.xr);
+  const own = join(example.dir, FILES.composition);
+  if (!existsSync(own)) return compositionFor(xr, findCompositions(root), root);
+  const docs = readYamlStream(own).filter((doc) => getString(doc, 'kind') === 'Composition');
+  if (docs.length !== 1) throw new Error(`${relative(root, own)} must hold exactly one Composition (it holds ${docs.length})`);
+  const composition = parseComposition(docs[0]!);
+  checkCompositionFor(xr, composition);
+  return { file: own, composition };
 }
 
 export interface ExampleFunction {
@@ -252,8 +274,7 @@ export function parseRenderOutput(text: string): CrossplaneRender {
 /** The arguments of `crossplane render` for an example, against the Composition in package/ for its XR. */
 export function renderArguments(root: string, example: Example, options: CrossplaneRenderOptions = {}): string[] {
   if (!existsSync(example.xr)) throw new Error(`${relative(root, example.xr)} is missing: every example folder needs the XR`);
-  const xr = loadCompositeResource(example.xr);
-  const { file: composition } = compositionFor(xr, findCompositions(root), root);
+  const { file: composition } = compositionForExample(root, example);
   const args = ['render', example.xr, composition, options.functions ?? join(root, FUNCTIONS_FILE)];
   if (example.required) args.push('--required-resources', example.required);
   if (example.observed && options.observed !== false) args.push('--observed-resources', example.observed);

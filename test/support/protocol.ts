@@ -23,6 +23,8 @@ export interface TestRequest {
   observed?: TestState;
   desired?: TestState;
   context?: JsonObject;
+  /** The Composition step's `input` (a function's settings). */
+  input?: JsonObject;
   requiredResources?: Record<string, { items: TestResource[] }>;
   extraResources?: Record<string, { items: TestResource[] }>;
   credentials?: Record<string, { credentialData: { data: Record<string, Buffer> } }>;

@@ -11,14 +11,21 @@
 // stays Failed, latched in this XR's status like Ready is, until the artifact
 // changes or a person sets a new retry request.
 
-import { CACHE_RETRY_ANNOTATION, JOB_ATTEMPTS, JOB_TTL_SECONDS, RETRY_ANNOTATION } from '#lib';
+import {
+  CACHE_RETRY_ANNOTATION,
+  CACHE_REVERIFY_ANNOTATION,
+  JOB_ATTEMPTS,
+  JOB_TTL_SECONDS,
+  RETRY_ANNOTATION,
+  REVERIFY_ANNOTATION,
+} from '#lib';
 import { jobState, type JobState } from './jobs.js';
 import type { AttemptRecord, Notice, PreviousStatus } from './outcome.js';
 import type { JsonObject } from '#lib';
 
-/** The Job of attempt k stays this long after it finishes: the wait before attempt k+1. */
-export function jobTtlSeconds(attempt: number): number {
-  return JOB_TTL_SECONDS * 2 ** (Math.min(attempt, JOB_ATTEMPTS) - 1);
+/** The Job of attempt k stays this long after it finishes: the wait before attempt k+1 (base: the settings' TTL). */
+export function jobTtlSeconds(attempt: number, base: number = JOB_TTL_SECONDS): number {
+  return base * 2 ** (Math.min(attempt, JOB_ATTEMPTS) - 1);
 }
 
 /**
@@ -28,6 +35,16 @@ export function jobTtlSeconds(attempt: number): number {
 export function retryRequestOf(annotations: Readonly<Record<string, string>>): string | undefined {
   const fromCache = annotations[CACHE_RETRY_ANNOTATION];
   const own = annotations[RETRY_ANNOTATION];
+  if (fromCache === undefined && own === undefined) return undefined;
+  if (own === undefined) return `cache:${fromCache}`;
+  if (fromCache === undefined) return `own:${own}`;
+  return `cache:${fromCache};own:${own}`;
+}
+
+/** The re-verification request on an XR: its ModelCache's (copied down) and its own, as one value. */
+export function reverifyRequestOf(annotations: Readonly<Record<string, string>>): string | undefined {
+  const fromCache = annotations[CACHE_REVERIFY_ANNOTATION];
+  const own = annotations[REVERIFY_ANNOTATION];
   if (fromCache === undefined && own === undefined) return undefined;
   if (own === undefined) return `cache:${fromCache}`;
   if (fromCache === undefined) return `own:${own}`;
@@ -115,13 +132,13 @@ function fresh(artifact: string, request: string | undefined): AttemptRecord {
 }
 
 /** The message of a failed attempt: what failed and why, and what comes next. */
-export function failureMessage(what: string, failure: NonNullable<JobPlan['failure']>): string {
+export function failureMessage(what: string, failure: NonNullable<JobPlan['failure']>, ttlBase: number = JOB_TTL_SECONDS): string {
   if (failure.latched && failure.why !== '') return failure.why;
   const head = `${what} failed (attempt ${failure.attempt} of ${JOB_ATTEMPTS}): ${failure.why || 'no reason recorded'}`;
   if (failure.final) {
     return `${head}; no attempts left: fix the cause, then set the annotation ${RETRY_ANNOTATION} to a new value on the ModelCache (every failed cluster) or on this ModelCacheHydration`;
   }
-  return `${head}; attempt ${failure.attempt + 1} starts when Kubernetes removes the failed Job, ${jobTtlSeconds(failure.attempt)}s after it failed (delete it on the workload cluster to start now)`;
+  return `${head}; attempt ${failure.attempt + 1} starts when Kubernetes removes the failed Job, ${jobTtlSeconds(failure.attempt, ttlBase)}s after it failed (delete it on the workload cluster to start now)`;
 }
 
 /** " (attempt k of N)" from the second attempt on: the first is the ordinary case. */

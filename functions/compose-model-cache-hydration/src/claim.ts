@@ -6,7 +6,6 @@ import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import {
   OBSERVE_ONLY,
   READY_QUERY,
-  REMOTE_NAMESPACE,
   asArray,
   celReadiness,
   claimMount,
@@ -38,7 +37,7 @@ export function stageClaim(stage: Stage, source: ClaimSource): Outcome {
   const claimRef: V1PersistentVolumeClaim = {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
-    metadata: { name, namespace: REMOTE_NAMESPACE },
+    metadata: { name, namespace: stage.workloadNamespace },
   };
   const outcome: Outcome = {
     phase: 'Pending',
@@ -64,7 +63,7 @@ export function stageClaim(stage: Stage, source: ClaimSource): Outcome {
   // Not found is Pending, never Failed: the claim can be created after the cache, and bind later.
   const claim = remoteManifest(observed);
   if (claim === undefined) {
-    outcome.message = `claim ${name} not found in namespace ${REMOTE_NAMESPACE} on ${cluster.name}`;
+    outcome.message = `claim ${name} not found in namespace ${stage.workloadNamespace} on ${cluster.name}`;
     return outcome;
   }
   // Checked before anything else about it: a claim staged for another namespace is never ours to read.
@@ -72,7 +71,7 @@ export function stageClaim(stage: Stage, source: ClaimSource): Outcome {
   if (!owner.usable) {
     outcome.phase = 'Failed';
     outcome.reason = 'ClaimOwnedElsewhere';
-    outcome.message = `claim ${name} in namespace ${REMOTE_NAMESPACE} on ${cluster.name} holds weights Modelplane staged for ${owner.owner}; a cache in namespace ${stage.namespace} can't mount it (name a claim your platform provisioned, or stage the model with a cache of your own)`;
+    outcome.message = `claim ${name} in namespace ${stage.workloadNamespace} on ${cluster.name} holds weights Modelplane staged for ${owner.owner}; a cache in namespace ${stage.namespace} can't mount it (name a claim your platform provisioned, or stage the model with a cache of your own)`;
     return outcome;
   }
   const modes = accessModes(claim);
@@ -80,7 +79,7 @@ export function stageClaim(stage: Stage, source: ClaimSource): Outcome {
   const phase = getString(claim, 'status', 'phase');
   if (phase !== 'Bound') {
     outcome.reason = 'ClaimNotBound';
-    outcome.message = `claim ${name} in namespace ${REMOTE_NAMESPACE} on ${cluster.name} is ${phase ?? 'not bound yet'}`;
+    outcome.message = `claim ${name} in namespace ${stage.workloadNamespace} on ${cluster.name} is ${phase ?? 'not bound yet'}`;
     return outcome;
   }
   outcome.phase = 'Ready';

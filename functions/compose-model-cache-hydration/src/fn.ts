@@ -10,19 +10,23 @@ import {
   cacheNames,
   newResponse,
   observedResource,
+  parseHydrationSettings,
   readComposite,
   requireResources,
   requiredOne,
   selectByName,
+  settingsFor,
+  type HydrationSettings,
   type JsonObject,
   type ResourceSelector,
   type RunFunctionRequest,
   type RunFunctionResponse,
 } from '#lib';
-import { retryRequestOf } from './attempts.js';
+import { retryRequestOf, reverifyRequestOf } from './attempts.js';
 import { stageClaim } from './claim.js';
 import { clusterGate } from './gate.js';
 import { artifactOf, resolveToken, stageHuggingFace } from './huggingface.js';
+import { latchWarning, placeCache, placeIn } from './namespace.js';
 import { stageOci } from './oci.js';
 import type { Outcome, PreviousStatus, Stage } from './outcome.js';
 import { previousStatus, report } from './report.js';
@@ -34,6 +38,8 @@ export const REQUIRED = { cluster: 'cluster', authSecret: 'auth-secret' } as con
 export function compose(req: RunFunctionRequest): RunFunctionResponse {
   const rsp = newResponse(req);
   const xr = readComposite(req);
+  // The platform team's settings first: a bad one is Fatal before anything is asked for.
+  const settings = parseHydrationSettings(req.input);
   const spec = parseSpec(xr);
 
   // Everything this reconcile reads, asked for at once, so the second call is
@@ -51,7 +57,8 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   const previous = previousStatus(xr.status);
   const outcome = decide(
     req,
-    { namespace: xr.namespace, retryRequest: retryRequestOf(xr.annotations) },
+    { namespace: xr.namespace, retryRequest: retryRequestOf(xr.annotations), reverifyRequest: reverifyRequestOf(xr.annotations) },
+    settings,
     spec,
     cluster.item,
     secret.item,
@@ -63,7 +70,8 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
 
 function decide(
   req: RunFunctionRequest,
-  xr: Pick<Stage, 'namespace' | 'retryRequest'>,
+  xr: Pick<Stage, 'namespace' | 'retryRequest' | 'reverifyRequest'>,
+  settings: HydrationSettings,
   spec: HydrationSpec,
   cluster: JsonObject | undefined,
   secret: JsonObject | undefined,
@@ -71,15 +79,28 @@ function decide(
 ): Outcome {
   const gate = clusterGate(spec.clusterName, cluster, previous, artifactName(spec));
   if (!gate.open) return gate.outcome;
+  const observed = (key: string): JsonObject | undefined => observedResource(req, key);
+  const where = placeCache(settings.workloadNamespace, xr.namespace, observed);
   const stage: Stage = {
     cacheName: spec.cacheName,
     names: cacheNames(xr.namespace, spec.cacheName),
     namespace: xr.namespace,
     cluster: gate.cluster,
-    observed: (key) => observedResource(req, key),
+    observed,
     previous,
+    settings: settingsFor(settings, gate.cluster.labels),
+    workloadNamespace: where.namespace,
   };
   if (xr.retryRequest !== undefined) stage.retryRequest = xr.retryRequest;
+  if (xr.reverifyRequest !== undefined) stage.reverifyRequest = xr.reverifyRequest;
+  const outcome = stageSource(stage, spec, secret);
+  placeIn(outcome, where, xr.namespace, gate.cluster.providerConfigName);
+  const latched = latchWarning(where, outcome.artifact);
+  if (latched) outcome.warnings.push(latched);
+  return outcome;
+}
+
+function stageSource(stage: Stage, spec: HydrationSpec, secret: JsonObject | undefined): Outcome {
   switch (spec.source) {
     case 'HuggingFace':
       return stageHuggingFace(stage, spec.huggingFace, resolveToken(spec.authSecret, secret));

@@ -40,6 +40,9 @@ export function held(previous: PreviousStatus, reason: Reason, message: string, 
   }
   if (previous.attempts !== undefined) facts.attempts = previous.attempts;
   if (previous.accessModes !== undefined) facts.accessModes = previous.accessModes;
+  // A resolved claim size is latched through a hold: the claim exists at that size.
+  if (previous.sizeGiB !== undefined) facts.sizeGiB = previous.sizeGiB;
+  if (previous.reverifiedFor !== undefined) facts.reverifiedFor = previous.reverifiedFor;
   const outcome: Outcome = { phase: 'Pending', reason, message, facts, resources: [], keepObserved: true, warnings: [], artifact };
   if (previous.phase === 'Failed' && previous.attempts?.artifact === artifact && previous.message !== undefined) {
     // The Failed latch holds through a hold too: a hold must not turn spent attempts into a fresh start.
@@ -52,6 +55,10 @@ export function held(previous: PreviousStatus, reason: Reason, message: string, 
     outcome.message = `${artifact} stays Ready as last seen, its mount published: ${message}, so nothing on the cluster can be checked or changed now`;
     outcome.mount = mount.mount;
     facts.staged = artifact;
+    // What was staged stays as it was said: its commit, its verification, its totals.
+    if (previous.commit !== undefined) facts.commit = previous.commit;
+    if (previous.verified !== undefined) facts.verified = previous.verified;
+    if (previous.progress !== undefined) facts.progress = previous.progress;
   }
   return outcome;
 }

@@ -4,34 +4,52 @@
 
 import { createHash } from 'node:crypto';
 import type { V1EnvVar, V1Job, V1PersistentVolumeClaim, V1Secret } from '@kubernetes/client-node';
+import { jobAccess } from './access.js';
 import {
   HF_HUB_CACHE_ENV,
-  HYDRATION_IMAGE,
   HYDRATION_MOUNT_PATH,
-  JOB_BACKOFF_LIMIT,
   JOB_POLICIES,
   READY_QUERY,
-  REMOTE_NAMESPACE,
+  RETRY_ANNOTATION,
+  asArray,
   celReadiness,
+  getIn,
   getObject,
   getString,
   huggingFaceMount,
+  keepObservedObject,
   remoteObject,
   remoteStatus,
   toJson,
+  type CacheNames,
   type JsonObject,
   type Phase,
 } from '#lib';
 import { attemptNote, failureMessage, jobTtlSeconds, planJob, settled, type JobRun } from './attempts.js';
 import { held } from './gate.js';
-import { jobMetadata, podMetadata } from './jobs.js';
+import { applyPodSettings, caMounts, caVolumes, containerResources, networkEnv } from './job-settings.js';
+import { jobMetadata, jobState, podMetadata, type JobState } from './jobs.js';
 import { podLabels, remoteLabels } from './labels.js';
 import type { Outcome, Stage } from './outcome.js';
+import { HYDRATE_SCRIPT } from './hydrate-script.js';
+import { bytes, describeProgress, duration, progressOf, readReport, type ProgressReport } from './progress.js';
 import { shellQuote } from './shell.js';
 import type { AuthSecretRef, HuggingFaceSource } from './spec.js';
 
-/** Desired keys (the child stages one cluster, so the cluster is not in them). */
-export const HF_KEYS = { pvc: 'pvc', auth: 'auth', job: 'hydrate' } as const;
+/**
+ * Desired keys (the child stages one cluster, so the cluster is not in them).
+ * The Job reports its progress on itself with its own ServiceAccount, whose
+ * Role can get and patch that one Job by name (the OCI resolver's pattern).
+ */
+export const HF_KEYS = {
+  pvc: 'pvc',
+  auth: 'auth',
+  job: 'hydrate',
+  sizer: 'size',
+  account: 'hydrate-account',
+  role: 'hydrate-role',
+  binding: 'hydrate-binding',
+} as const;
 
 /** The hydration Job's volume and container names (upstream's). */
 const ARTIFACT_VOLUME = 'artifact';
@@ -47,29 +65,74 @@ export function hubMarker(artifact: string): string {
   return `${HYDRATION_MOUNT_PATH}/.modelplane-hub-hydrated-${digest}`;
 }
 
-/** What a volume holds: the repo, and the revision when one is pinned. */
+/** The huggingface_hub the Job installs (pip on): the version the script is tested with (`make test`, .venv-hf). */
+export const HUGGINGFACE_HUB_VERSION = '1.33.0';
+
+/** How the Job gets huggingface_hub: pip-installed (pinned, from `indexUrl` when set), or already in the image. */
+export interface HubInstall {
+  pip: boolean;
+  indexUrl?: string;
+}
+
+/** The heredoc delimiter the script is passed under; the script never holds this line (a test checks). */
+export const SCRIPT_DELIMITER = 'MODELPLANE_HYDRATE_PY';
+
+/**
+ * What a volume holds: the repo, the revision when one is pinned, and the
+ * file selection when there is one. A changed selection is a new artifact, as
+ * a changed revision is (its own marker, a fresh Job). The patterns are
+ * sorted and made unique (their order selects nothing) and written as JSON
+ * lists, so two different selections never read alike.
+ */
 export function artifactOf(source: HuggingFaceSource): string {
-  return source.revision === undefined ? source.repo : `${source.repo}@${source.revision}`;
+  let artifact = source.revision === undefined ? source.repo : `${source.repo}@${source.revision}`;
+  const include = normalPatterns(source.include);
+  const exclude = normalPatterns(source.exclude);
+  if (include.length > 0) artifact += ` include=${JSON.stringify(include)}`;
+  if (exclude.length > 0) artifact += ` exclude=${JSON.stringify(exclude)}`;
+  return artifact;
+}
+
+function normalPatterns(patterns: readonly string[] | undefined): string[] {
+  return [...new Set(patterns ?? [])].sort();
 }
 
 /**
- * The download, resumable: skip when this artifact's marker is there; touch it
- * only after `hf download` succeeded (`set -e`), so an interrupted download
- * runs again (and resumes) rather than serving truncated weights. No
+ * The download: the script (hydrate.py, embedded at build time) on standard
+ * input, its arguments each one quoted word. It skips when this artifact's
+ * marker is there (before installing anything), stages the selected files
+ * pinned to the commit the revision resolves to, verifies every one against
+ * the hub, and writes the marker only then, so an interrupted download runs
+ * again (and resumes) rather than serving truncated or corrupted weights. No
  * --local-dir: HF_HUB_CACHE makes it the hub layout, which `--model=<repo>`
- * reads whether cached or not. Every user string is one quoted word.
+ * reads whether cached or not. `sizeGiB` (when given) is what the selected
+ * files must fit in: the script refuses before downloading anything.
  */
-export function hydrationCommand(source: HuggingFaceSource): string {
+export function hydrationCommand(
+  source: HuggingFaceSource,
+  install: HubInstall = { pip: true },
+  /** verifyOnly: check the staged copy against `revision` (the commit it was staged at); sizeOnly: report the claim it needs. */
+  options: { verifyOnly?: boolean; sizeOnly?: boolean; revision?: string } = {},
+): string {
   const marker = hubMarker(artifactOf(source));
-  const download = ['hf', 'download', shellQuote(source.repo)];
-  if (source.revision !== undefined) download.push('--revision', shellQuote(source.revision));
-  return [
-    'set -e',
-    `if [ -f ${marker} ]; then echo 'already hydrated, skipping'; exit 0; fi`,
-    'pip install --quiet huggingface_hub',
-    download.join(' '),
-    `touch ${marker}`,
-  ].join('; ');
+  const once = options.verifyOnly === true || options.sizeOnly === true;
+  const args = [shellQuote(source.repo)];
+  const revision = options.revision ?? source.revision;
+  if (revision !== undefined) args.push(`--revision=${shellQuote(revision)}`);
+  for (const pattern of normalPatterns(source.include)) args.push(`--include=${shellQuote(pattern)}`);
+  for (const pattern of normalPatterns(source.exclude)) args.push(`--exclude=${shellQuote(pattern)}`);
+  if (source.sizeGiB !== undefined) args.push(`--size-gib=${source.sizeGiB}`);
+  if (options.sizeOnly) args.push('--size-only');
+  else args.push(`--marker=${marker}`);
+  if (options.verifyOnly) args.push('--verify-only');
+  const lines = ['set -e'];
+  if (install.pip) {
+    const index = install.indexUrl === undefined ? '' : ` --index-url ${shellQuote(install.indexUrl)}`;
+    const pip = `pip install --quiet --disable-pip-version-check${index} 'huggingface_hub==${HUGGINGFACE_HUB_VERSION}'`;
+    lines.push(once ? pip : `if [ ! -f ${marker} ]; then ${pip}; fi`);
+  }
+  lines.push(`exec python3 - ${args.join(' ')} <<'${SCRIPT_DELIMITER}'`, HYDRATE_SCRIPT.trimEnd(), SCRIPT_DELIMITER);
+  return `${lines.join('\n')}\n`;
 }
 
 export type Token =
@@ -94,16 +157,41 @@ export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token:
     return held(stage.previous, 'NoStorageClass', `cluster ${cluster.name} reports no ReadWriteMany StorageClass`, artifact);
   }
 
+  const sizing = claimSize(stage, source, artifact);
+  if (sizing.sizeGiB === undefined) return sizingOutcome(stage, source, artifact, token, sizing);
+  const sizeGiB = sizing.sizeGiB;
+
   const claim = remoteStatus(stage.observed(HF_KEYS.pvc));
   const bound = claim['phase'] === 'Bound';
   const jobs = planJob({ observed: stage.observed(HF_KEYS.job), artifact, previous: stage.previous, request: stage.retryRequest });
   const { job } = jobs;
+  // The download's own report, from this artifact's Job (a stale Job's report is another artifact's).
+  const report = withoutToken(
+    job.state === 'running' || job.state === 'complete' || job.state === 'failed' ? readReport(stage.observed(HF_KEYS.job)) : undefined,
+    token,
+  );
   // A failed attempt with more to come waits for its token like any other; spent attempts stay Failed.
-  const failure = jobs.failure && (jobs.failure.final || token.kind !== 'missing') ? jobs.failure : undefined;
+  let failure = jobs.failure && (jobs.failure.final || token.kind !== 'missing') ? jobs.failure : undefined;
+  // The script says which file failed and why; the Job's condition only that it gave up.
+  if (failure && !failure.latched && report?.state === 'Failed') failure = { ...failure, why: `${report.message ?? ''} (${failure.why})` };
   // The Ready latch: the Job's TTL removes it after it completes, and the
   // volume still holds the weights, so this XR's own Ready status stands in
   // for it, as long as it is Ready for this very artifact.
   const latched = stage.previous.phase === 'Ready' && stage.previous.staged === artifact;
+
+  // A re-verification: asked of a Ready copy, or failed and latched until a retry is asked.
+  const reverify = stage.reverifyRequest;
+  if (reverify !== undefined && bound && !failure) {
+    const previous = stage.previous;
+    const failedCheck =
+      previous.phase === 'Failed' &&
+      previous.reverifiedFor === reverify &&
+      previous.attempts?.artifact === artifact &&
+      previous.attempts.retryRequest === stage.retryRequest;
+    if (failedCheck || (latched && previous.reverifiedFor !== reverify)) {
+      return reverifyOutcome(stage, source, artifact, token, { reverify, sizeGiB, latchedFailure: failedCheck });
+    }
+  }
 
   let phase: Phase;
   if (failure) phase = 'Failed';
@@ -116,12 +204,12 @@ export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token:
       HF_KEYS.pvc,
       remoteObject({
         providerConfig: cluster.providerConfigName,
-        manifest: pvcManifest(names.pvc, labels, storageClassName, source.sizeGiB),
+        manifest: pvcManifest(stage, labels, storageClassName, sizeGiB),
         readiness: celReadiness(READY_QUERY.pvcBound),
       }),
     ],
   ];
-  const outcome: Outcome = { phase, reason: 'Staged', facts: { attempts: jobs.record }, resources, warnings: [], artifact };
+  const outcome: Outcome = { phase, reason: 'Staged', facts: { attempts: jobs.record, sizeGiB }, resources, warnings: [], artifact };
   if (jobs.notices.length > 0) outcome.notices = jobs.notices;
   if (stage.observed(HF_KEYS.pvc) === undefined) outcome.firstCompose = `Staging ${artifact} on ${cluster.name}`;
 
@@ -129,7 +217,17 @@ export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token:
     // The Job and the token Secret are no longer desired: the Job is orphaned
     // (no Delete policy) and its TTL removes it; the Secret is deleted, so the
     // token leaves the cluster once it has done its work.
-    outcome.mount = huggingFaceMount({ claimName: names.pvc, repo: source.repo, revision: source.revision });
+    // What was staged, as the download reported it: the Job's report when it
+    // completed now, this XR's latched status after the Job is gone.
+    const fresh = job.state === 'complete' && report !== undefined && report.state === 'Verified' ? report : undefined;
+    const commit = fresh ? fresh.commit : latched ? stage.previous.commit : undefined;
+    if (commit !== undefined) outcome.facts.commit = commit;
+    const verified = fresh !== undefined || (latched && stage.previous.verified === true);
+    outcome.facts.verified = verified;
+    const progress = fresh ? progressOf(fresh) : latched ? stage.previous.progress : undefined;
+    if (progress !== undefined) outcome.facts.progress = progress;
+    // Engines load the commit staged, not whatever the branch points to by then.
+    outcome.mount = huggingFaceMount({ claimName: names.pvc, repo: source.repo, revision: commit ?? source.revision });
     outcome.facts.staged = artifact;
     outcome.facts.attempts = settled(jobs.record, artifact, stage.retryRequest);
     return outcome;
@@ -139,8 +237,8 @@ export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token:
   if (failure) {
     // Failed, latched: the Job stays desired only while another attempt follows it.
     outcome.reason = 'HydrationFailed';
-    outcome.message = failureMessage(`hydration Job ${names.job} ${where}`, failure);
-    if (jobs.run) resources.push(...jobObjects(stage, source, labels, token, jobs.run));
+    outcome.message = failureMessage(`hydration Job ${names.job} ${where}`, failure, stage.settings.jobs.ttlSecondsAfterFinished);
+    if (jobs.run) resources.push(...jobObjects(stage, { ...source, sizeGiB }, labels, token, jobs.run));
     return outcome;
   }
 
@@ -155,12 +253,21 @@ export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token:
     return outcome;
   }
 
-  resources.push(...jobObjects(stage, source, labels, token, jobs.run ?? { attempt: 1 }));
+  resources.push(...jobObjects(stage, { ...source, sizeGiB }, labels, token, jobs.run ?? { attempt: 1 }));
   outcome.reason = phase === 'Hydrating' ? 'Hydrating' : 'Pending';
   if (job.state === 'stale') {
     outcome.message = `waiting for the hydration Job ${names.job} ${where}, ${job.left}, to finish and be removed (${job.removal}) before staging ${artifact}`;
   } else if (phase === 'Hydrating') {
     outcome.message = `downloading ${artifact} to PVC ${names.pvc} ${where}${attemptNote(jobs.record.count)}`;
+    if (report !== undefined && report.state !== 'Failed') {
+      const progress = progressOf(report);
+      outcome.facts.progress = progress;
+      if (report.commit !== undefined) outcome.facts.commit = report.commit;
+      outcome.message =
+        report.state === 'Verifying'
+          ? `verifying ${artifact} ${where} against the hub: ${report.filesTotal} files, ${bytes(report.bytesTotal)} at commit ${report.commit ?? ''}${attemptNote(jobs.record.count)}`
+          : `${outcome.message}: ${describeProgress(progress)}${stalledNote(report)}`;
+    }
   } else {
     const claimPhase = typeof claim['phase'] === 'string' ? claim['phase'] : 'not created yet';
     outcome.message = `waiting for PVC ${names.pvc} ${where} to bind (it is ${claimPhase})`;
@@ -175,17 +282,24 @@ function jobObjects(
   labels: Record<string, string>,
   token: Token,
   run: JobRun,
+  mode: JobMode = 'stage',
 ): Outcome['resources'] {
   const providerConfig = stage.cluster.providerConfigName;
   const out: Outcome['resources'] = [];
+  for (const [key, manifest] of reporterAccess(stage.names, stage.workloadNamespace, labels)) {
+    out.push([key, remoteObject({ providerConfig, manifest })]);
+  }
   if (token.kind === 'present') {
-    out.push([HF_KEYS.auth, remoteObject({ providerConfig, manifest: secretManifest(stage.names.authSecret, labels, token) })]);
+    out.push([
+      HF_KEYS.auth,
+      remoteObject({ providerConfig, manifest: secretManifest(stage.names.authSecret, stage.workloadNamespace, labels, token) }),
+    ]);
   }
   out.push([
-    HF_KEYS.job,
+    mode === 'size' ? HF_KEYS.sizer : HF_KEYS.job,
     remoteObject({
       providerConfig,
-      manifest: jobManifest(stage, source, labels, token, run),
+      manifest: jobManifest(stage, source, labels, token, run, mode),
       readiness: celReadiness(READY_QUERY.jobComplete),
       managementPolicies: JOB_POLICIES,
     }),
@@ -193,56 +307,279 @@ function jobObjects(
   return out;
 }
 
-function pvcManifest(name: string, labels: Record<string, string>, storageClassName: string, sizeGiB: number): JsonObject {
+/**
+ * A claim's access modes can't change once it exists: a claim already composed keeps the modes it was
+ * created with, and the setting applies to claims created from now on.
+ */
+function stagedAccessModes(stage: Stage): string[] {
+  const composed = asArray(getIn(stage.observed(HF_KEYS.pvc), 'spec', 'forProvider', 'manifest', 'spec', 'accessModes'));
+  const modes = composed.filter((m): m is string => typeof m === 'string');
+  return modes.length > 0 ? modes : [stage.settings.storage.accessMode];
+}
+
+function pvcManifest(stage: Stage, labels: Record<string, string>, storageClassName: string, sizeGiB: number): JsonObject {
   const pvc: V1PersistentVolumeClaim = {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
-    metadata: { name, namespace: REMOTE_NAMESPACE, labels },
-    spec: { accessModes: ['ReadWriteMany'], storageClassName, resources: { requests: { storage: `${sizeGiB}Gi` } } },
+    metadata: { name: stage.names.pvc, namespace: stage.workloadNamespace, labels },
+    spec: { accessModes: stagedAccessModes(stage), storageClassName, resources: { requests: { storage: `${sizeGiB}Gi` } } },
   };
   return toJson(pvc);
 }
 
 /** No `type`, as upstream: an Opaque Secret holding the token exactly as the control plane holds it. */
-function secretManifest(name: string, labels: Record<string, string>, token: { key: string; value: string }): JsonObject {
+function secretManifest(
+  name: string,
+  namespace: string,
+  labels: Record<string, string>,
+  token: { key: string; value: string },
+): JsonObject {
   const secret: V1Secret = {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name, namespace: REMOTE_NAMESPACE, labels },
+    metadata: { name, namespace, labels },
     data: { [token.key]: token.value },
   };
   return toJson(secret);
 }
 
-function jobManifest(stage: Stage, source: HuggingFaceSource, labels: Record<string, string>, token: Token, run: JobRun): JsonObject {
+/** The download (`stage`), or the sizing run before the claim exists (`size`: no volume, nothing written). */
+type JobMode = 'stage' | 'size' | 'verify';
+
+function jobManifest(
+  stage: Stage,
+  source: HuggingFaceSource,
+  labels: Record<string, string>,
+  token: Token,
+  run: JobRun,
+  mode: JobMode = 'stage',
+): JsonObject {
+  const name = mode === 'size' ? stage.names.sizer : stage.names.job;
   const env: V1EnvVar[] = [{ name: HF_HUB_CACHE_ENV, value: HYDRATION_MOUNT_PATH }];
   if (token.kind === 'present') {
     env.push({ name: 'HF_TOKEN', valueFrom: { secretKeyRef: { name: stage.names.authSecret, key: token.key } } });
   }
+  const { settings } = stage;
+  env.push(...networkEnv(settings, { huggingFace: true }));
+  // Where the script writes its report: this Job (reporterAccess lets it patch exactly this one).
+  env.push({ name: 'MODELPLANE_JOB', value: name }, { name: 'MODELPLANE_NAMESPACE', value: stage.workloadNamespace });
   const job: V1Job = {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: jobMetadata(stage.names.job, REMOTE_NAMESPACE, labels, artifactOf(source), run.attempt),
+    metadata: jobMetadata(name, stage.workloadNamespace, labels, artifactOf(source), run.attempt),
     spec: {
-      backoffLimit: JOB_BACKOFF_LIMIT,
-      ttlSecondsAfterFinished: jobTtlSeconds(run.attempt),
+      backoffLimit: settings.jobs.backoffLimit,
+      ttlSecondsAfterFinished: jobTtlSeconds(run.attempt, settings.jobs.ttlSecondsAfterFinished),
       template: {
         metadata: podMetadata(podLabels(stage), run.round),
         spec: {
+          serviceAccountName: stage.names.job,
           restartPolicy: 'OnFailure',
           containers: [
             {
               name: CONTAINER,
-              image: HYDRATION_IMAGE,
-              command: ['/bin/sh', '-c', hydrationCommand(source)],
+              image: settings.images.hydration,
+              command: ['/bin/sh', '-c', hydrationCommand(source, settings.install, commandOptions(stage, mode))],
               env,
-              volumeMounts: [{ name: ARTIFACT_VOLUME, mountPath: HYDRATION_MOUNT_PATH }],
+              volumeMounts: [{ name: ARTIFACT_VOLUME, mountPath: HYDRATION_MOUNT_PATH }, ...caMounts(settings)],
+              ...containerResources(settings),
             },
           ],
-          volumes: [{ name: ARTIFACT_VOLUME, persistentVolumeClaim: { claimName: stage.names.pvc } }],
+          volumes: [{ name: ARTIFACT_VOLUME, persistentVolumeClaim: { claimName: stage.names.pvc } }, ...caVolumes(settings)],
         },
       },
     },
   };
+  if (mode === 'size') {
+    // Sizing runs before the claim exists: it mounts nothing and writes nothing.
+    const pod = job.spec!.template.spec!;
+    pod.volumes = pod.volumes?.filter((volume) => volume.name !== ARTIFACT_VOLUME);
+    for (const container of pod.containers) {
+      container.volumeMounts = container.volumeMounts?.filter((mount) => mount.name !== ARTIFACT_VOLUME);
+      container.env = container.env?.filter((variable) => variable.name !== HF_HUB_CACHE_ENV);
+    }
+  }
+  applyPodSettings(job.spec!.template.spec!, settings);
   return toJson(job);
+}
+
+/**
+ * The report's access, least privilege: a ServiceAccount for the Job's pod,
+ * and a Role that can get and patch only this one Job, by name (Kubernetes
+ * can't limit `create` by name, and the script creates nothing). Default
+ * policies: dropped with the Job once Ready, they are deleted.
+ */
+function reporterAccess(names: CacheNames, namespace: string, labels: Record<string, string>): [string, JsonObject][] {
+  const access = jobAccess(names.job, namespace, labels, {
+    apiGroups: ['batch'],
+    resources: ['jobs'],
+    resourceNames: [names.job, names.sizer],
+    verbs: ['get', 'patch'],
+  });
+  return [
+    [HF_KEYS.account, access.account],
+    [HF_KEYS.role, access.role],
+    [HF_KEYS.binding, access.binding],
+  ];
+}
+
+/** "; stalled: no new byte for 15m" when the script says so. */
+function stalledNote(report: ProgressReport): string {
+  return report.stalledSeconds === undefined ? '' : `; stalled: no new byte for ${duration(report.stalledSeconds)}`;
+}
+
+const GI_QUANTITY = /^([1-9][0-9]{0,5})Gi$/;
+
+/**
+ * The claim size, in GiB: spec.huggingFace.sizeGiB when given; else the size
+ * this XR latched; else the size of the claim already composed (its spec
+ * can't say otherwise); else what the sizing Job reported from the hub's
+ * listing of the selected files (plus the margin hydrate.py documents).
+ * Undefined: not known yet, the sizing Job's state says why.
+ */
+function claimSize(
+  stage: Stage,
+  source: HuggingFaceSource,
+  artifact: string,
+): { sizeGiB?: number; report?: ProgressReport; job: JobState } {
+  const sizer = stage.observed(HF_KEYS.sizer);
+  const job = jobState(sizer, artifact, undefined);
+  if (source.sizeGiB !== undefined) return { sizeGiB: source.sizeGiB, job };
+  if (stage.previous.sizeGiB !== undefined) return { sizeGiB: stage.previous.sizeGiB, job };
+  const composed = GI_QUANTITY.exec(
+    getString(stage.observed(HF_KEYS.pvc), 'spec', 'forProvider', 'manifest', 'spec', 'resources', 'requests', 'storage') ?? '',
+  );
+  if (composed) return { sizeGiB: Number(composed[1]), job };
+  const report = job.state === 'stale' || job.state === 'absent' ? undefined : readReport(sizer);
+  if (report?.state === 'Sized' && report.requiredGiB !== undefined && report.requiredGiB > 0)
+    return { sizeGiB: report.requiredGiB, report, job };
+  return report === undefined ? { job } : { report, job };
+}
+
+/** No size yet: run the sizing Job (with the token, if any), and say so. Nothing is downloaded, no claim exists. */
+function sizingOutcome(
+  stage: Stage,
+  source: HuggingFaceSource,
+  artifact: string,
+  token: Token,
+  sizing: { report?: ProgressReport; job: JobState },
+): Outcome {
+  const { cluster, names } = stage;
+  const where = `on ${cluster.name}`;
+  const outcome: Outcome = { phase: 'Pending', reason: 'Pending', facts: {}, resources: [], warnings: [], artifact };
+  if (stage.observed(HF_KEYS.sizer) === undefined) outcome.firstCompose = `Sizing ${artifact} on ${cluster.name}`;
+  if (token.kind === 'missing') {
+    outcome.reason = 'AuthSecretMissing';
+    outcome.message = token.message;
+    outcome.warnings.push({ reason: 'AuthSecretMissing', message: token.message });
+    return outcome;
+  }
+  // A claim already there whose size can't be read (someone edited it) is kept exactly as observed:
+  // sizing never drops a claim that may hold weights.
+  const claim = stage.observed(HF_KEYS.pvc);
+  if (claim !== undefined) outcome.resources.push([HF_KEYS.pvc, keepObservedObject(claim)]);
+  // The sizing Job stays desired until it reports (a failed one is re-created when its TTL removes it).
+  outcome.resources.push(...jobObjects(stage, source, remoteLabels(stage), token, { attempt: 1 }, 'size'));
+  const { job } = sizing;
+  const report = withoutToken(sizing.report, token);
+  if (job.state === 'failed') {
+    outcome.phase = 'Failed';
+    outcome.reason = 'HydrationFailed';
+    const why = report?.state === 'Failed' ? `${report.message ?? ''} (${job.why})` : job.why;
+    outcome.message = `sizing Job ${names.sizer} ${where} failed: ${why}; it runs again when Kubernetes removes it (its TTL), or set spec.huggingFace.sizeGiB`;
+    return outcome;
+  }
+  outcome.message = `sizing the claim for ${artifact} ${where} from the hub's listing of the selected files (spec.huggingFace.sizeGiB is not set)`;
+  return outcome;
+}
+
+/**
+ * The report with the token cut out of its message. The script already scrubs
+ * it; a pod's words are not trusted to have done so before they reach a
+ * status, a condition and an event.
+ */
+function withoutToken(report: ProgressReport | undefined, token: Token): ProgressReport | undefined {
+  if (report?.message === undefined || token.kind !== 'present') return report;
+  const value = Buffer.from(token.value, 'base64').toString('utf8').trim();
+  if (value.length < 4 || !report.message.includes(value)) return report;
+  return { ...report, message: report.message.replaceAll(value, '[token]') };
+}
+
+/** The script's mode: a re-verification checks against the commit the copy was staged at, never a moved branch. */
+function commandOptions(stage: Stage, mode: JobMode): { verifyOnly?: boolean; sizeOnly?: boolean; revision?: string } {
+  if (mode === 'size') return { sizeOnly: true };
+  if (mode !== 'verify') return {};
+  return stage.previous.commit === undefined ? { verifyOnly: true } : { verifyOnly: true, revision: stage.previous.commit };
+}
+
+/** The round marker of a re-verification Job: another request is another Job. */
+const reverifyRound = (request: string): string => `reverify:${request}`;
+
+/**
+ * A re-verification of a Ready copy. While the check runs the cluster stays
+ * Ready (the copy served so far is not pulled from under running engines);
+ * a passing check is Ready again; a failing one is Failed, naming the file,
+ * latched until a retry request stages the artifact again (the script removed
+ * the bad copy and the marker, so that retry downloads what no longer matched).
+ */
+function reverifyOutcome(
+  stage: Stage,
+  source: HuggingFaceSource,
+  artifact: string,
+  token: Token,
+  request: { reverify: string; sizeGiB: number; latchedFailure: boolean },
+): Outcome {
+  const { cluster, names, previous } = stage;
+  const labels = remoteLabels(stage);
+  const resources: Outcome['resources'] = [
+    [
+      HF_KEYS.pvc,
+      remoteObject({
+        providerConfig: cluster.providerConfigName,
+        manifest: pvcManifest(stage, labels, cluster.storageClassName ?? '', request.sizeGiB),
+        readiness: celReadiness(READY_QUERY.pvcBound),
+      }),
+    ],
+  ];
+  const facts: Outcome['facts'] = { sizeGiB: request.sizeGiB, staged: artifact };
+  if (previous.attempts !== undefined) facts.attempts = previous.attempts;
+  if (previous.commit !== undefined) facts.commit = previous.commit;
+  if (previous.progress !== undefined) facts.progress = previous.progress;
+  const outcome: Outcome = { phase: 'Ready', reason: 'Staged', facts, resources, warnings: [], artifact };
+  const failed = (message: string): Outcome => {
+    delete facts.staged;
+    facts.verified = false;
+    facts.reverifiedFor = request.reverify;
+    return { ...outcome, phase: 'Failed', reason: 'HydrationFailed', message };
+  };
+  if (request.latchedFailure) return failed(previous.message ?? `re-verification of ${artifact} on ${cluster.name} failed`);
+
+  const round = reverifyRound(request.reverify);
+  const observed = stage.observed(HF_KEYS.job);
+  const job = jobState(observed, artifact, round);
+  const report = withoutToken(job.state === 'complete' || job.state === 'failed' ? readReport(observed) : undefined, token);
+  const mount = huggingFaceMount({ claimName: names.pvc, repo: source.repo, revision: previous.commit ?? source.revision });
+  if (job.state === 'complete') {
+    facts.verified = true;
+    facts.reverifiedFor = request.reverify;
+    outcome.mount = mount;
+    return outcome;
+  }
+  if (job.state === 'failed') {
+    const why = report?.state === 'Failed' && report.message !== undefined ? report.message : job.why;
+    return failed(
+      `re-verification of ${artifact} on ${cluster.name} failed: ${why}; set the annotation ${RETRY_ANNOTATION} to a new value to stage it again`,
+    );
+  }
+  // Absent, running, or another round's Job still there: the check is under way (or about to be).
+  facts.verified = previous.verified === true;
+  outcome.mount = mount;
+  const at = previous.commit === undefined ? '' : ` at commit ${previous.commit}`;
+  outcome.message = `re-verifying ${artifact}${at} on ${cluster.name} against the hub (requested ${request.reverify}); it stays Ready meanwhile`;
+  if (token.kind === 'missing') {
+    outcome.message = `re-verification of ${artifact} on ${cluster.name} waits for its token: ${token.message}`;
+    return outcome;
+  }
+  resources.push(...jobObjects(stage, source, labels, token, { attempt: 1, round }, 'verify'));
+  return outcome;
 }

@@ -5,33 +5,27 @@
 // latches the digest and publishes a mount pinned to it. Nothing is copied:
 // the kubelet (image volume) or the ModelPack CSI driver pulls at pod start.
 
-import type {
-  V1ConfigMap,
-  V1Container,
-  V1EnvVar,
-  V1Job,
-  V1Role,
-  V1RoleBinding,
-  V1SecurityContext,
-  V1ServiceAccount,
-  V1Volume,
-  V1VolumeMount,
-} from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Container, V1EnvVar, V1Job, V1SecurityContext, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import { jobAccess } from './access.js';
 import {
-  JOB_BACKOFF_LIMIT,
   JOB_POLICIES,
+  PUBLISHER_IMAGE,
   READY_QUERY,
   REMOTE_NAMESPACE,
+  RESOLVER_IMAGE,
   celReadiness,
+  defaultClusterSettings,
   ociImageMount,
   ociModelArtifactMount,
   remoteObject,
   toJson,
   type ArtifactKind,
+  type ClusterSettings,
   type JsonObject,
   type ManagementPolicy,
 } from '#lib';
 import { attemptNote, failureMessage, jobTtlSeconds, planJob, settled, type JobRun } from './attempts.js';
+import { applyPodSettings, caMounts, caVolumes, containerResources, networkEnv } from './job-settings.js';
 import { jobMetadata, podMetadata } from './jobs.js';
 import { podLabels, remoteLabels } from './labels.js';
 import { readResult, type ResolverResult } from './oci-result.js';
@@ -47,10 +41,8 @@ export const OCI_KEYS = {
   result: 'resolve-result',
 } as const;
 
-/** crane reads manifests with docker credentials; the debug build adds the busybox shell the script needs. Pinned by tag. */
-export const RESOLVER_IMAGE = 'gcr.io/go-containerregistry/crane/debug:v0.20.2';
-/** kubectl writes the result; Kubernetes' own image carries sh and jq (for merging pull secrets). Pinned by tag. */
-export const PUBLISHER_IMAGE = 'registry.k8s.io/kubectl:v1.33.4';
+/** The default images (the settings' images.resolver and images.publisher override them). */
+export { PUBLISHER_IMAGE, RESOLVER_IMAGE };
 
 /**
  * The result ConfigMap is created by us and written by the Job. No Update, so
@@ -121,7 +113,7 @@ export function stageOci(stage: Stage, source: OciSource): Outcome {
       OCI_KEYS.result,
       remoteObject({
         providerConfig: cluster.providerConfigName,
-        manifest: configMapManifest(names.resolver, labels),
+        manifest: configMapManifest(names.resolver, stage.workloadNamespace, labels),
         managementPolicies: RESULT_POLICIES,
       }),
     ],
@@ -147,10 +139,16 @@ export function stageOci(stage: Stage, source: OciSource): Outcome {
       attempts: settled(previous.attempts, ref, stage.retryRequest),
     };
     const pinned = `${reference.repository}@${result.digest}`;
-    if (result.kind === 'Image' && !cluster.imageVolumes) {
+    // The platform team's word wins over the cluster's: upstream's InferenceCluster never reports it.
+    const declared = stage.settings.storage.imageVolumes;
+    if (result.kind === 'Image' && !(declared ?? cluster.imageVolumes)) {
       outcome.phase = 'Failed';
       outcome.reason = 'ImageVolumesUnsupported';
-      outcome.message = `${ref} is a container image, and cluster ${cluster.name} can't mount image volumes: they need Kubernetes >= 1.35 with containerd >= 2.1, or CRI-O (the cluster doesn't report status.cache.imageVolumes)`;
+      const why =
+        declared === false
+          ? 'the settings declare storage.imageVolumes false for it'
+          : "the cluster doesn't report status.cache.imageVolumes, and the settings don't declare storage.imageVolumes";
+      outcome.message = `${ref} is a container image, and cluster ${cluster.name} can't mount image volumes: they need Kubernetes >= 1.35 with containerd >= 2.1, or CRI-O (${why})`;
       return outcome;
     }
     outcome.phase = 'Ready';
@@ -180,7 +178,11 @@ export function stageOci(stage: Stage, source: OciSource): Outcome {
     outcome.phase = 'Failed';
     outcome.reason = 'HydrationFailed';
     const why = failure.latched ? failure.why : `${failure.why}${lastError}`;
-    outcome.message = failureMessage(`resolver Job ${names.resolver} on ${cluster.name} reading ${ref}`, { ...failure, why });
+    outcome.message = failureMessage(
+      `resolver Job ${names.resolver} on ${cluster.name} reading ${ref}`,
+      { ...failure, why },
+      stage.settings.jobs.ttlSecondsAfterFinished,
+    );
   } else if (job.state === 'stale') {
     outcome.message = `waiting for the resolver Job ${names.resolver} on ${cluster.name}, ${job.left}, to finish and be removed (${job.removal}) before resolving ${ref}`;
   } else {
@@ -200,8 +202,8 @@ function mountFor(kind: ArtifactKind, pinned: string, source: OciSource) {
   return ociModelArtifactMount({ reference: pinned, subPath: source.subPath });
 }
 
-function configMapManifest(name: string, labels: Record<string, string>): JsonObject {
-  const configMap: V1ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: REMOTE_NAMESPACE, labels } };
+function configMapManifest(name: string, namespace: string, labels: Record<string, string>): JsonObject {
+  const configMap: V1ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels } };
   return toJson(configMap);
 }
 
@@ -212,31 +214,23 @@ function configMapManifest(name: string, labels: Record<string, string>): JsonOb
  */
 function resolverObjects(stage: Stage, source: OciSource, labels: Record<string, string>, run: JobRun): Outcome['resources'] {
   const name = stage.names.resolver;
-  const metadata = { name, namespace: REMOTE_NAMESPACE, labels };
-  const account: V1ServiceAccount = { apiVersion: 'v1', kind: 'ServiceAccount', metadata };
-  const role: V1Role = {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'Role',
-    metadata,
-    rules: [{ apiGroups: [''], resources: ['configmaps'], resourceNames: [name], verbs: ['get', 'update', 'patch'] }],
-  };
-  const binding: V1RoleBinding = {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'RoleBinding',
-    metadata,
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-    subjects: [{ kind: 'ServiceAccount', name, namespace: REMOTE_NAMESPACE }],
-  };
+  const namespace = stage.workloadNamespace;
+  const access = jobAccess(name, namespace, labels, {
+    apiGroups: [''],
+    resources: ['configmaps'],
+    resourceNames: [name],
+    verbs: ['get', 'update', 'patch'],
+  });
   const providerConfig = stage.cluster.providerConfigName;
   return [
-    [OCI_KEYS.account, remoteObject({ providerConfig, manifest: toJson(account) })],
-    [OCI_KEYS.role, remoteObject({ providerConfig, manifest: toJson(role) })],
-    [OCI_KEYS.binding, remoteObject({ providerConfig, manifest: toJson(binding) })],
+    [OCI_KEYS.account, remoteObject({ providerConfig, manifest: access.account })],
+    [OCI_KEYS.role, remoteObject({ providerConfig, manifest: access.role })],
+    [OCI_KEYS.binding, remoteObject({ providerConfig, manifest: access.binding })],
     [
       OCI_KEYS.job,
       remoteObject({
         providerConfig,
-        manifest: resolverJob({ name, source, labels, templateLabels: podLabels(stage), run }),
+        manifest: resolverJob({ name, source, labels, templateLabels: podLabels(stage), run, settings: stage.settings, namespace }),
         readiness: celReadiness(READY_QUERY.jobComplete),
         managementPolicies: JOB_POLICIES,
       }),
@@ -259,9 +253,21 @@ export interface ResolverJobInput {
   /** On its pod template (which can't change once the Job exists). */
   templateLabels: Record<string, string>;
   run: JobRun;
+  /** The platform team's settings for the cluster (default: today's). */
+  settings?: ClusterSettings;
+  /** The workload namespace (default: `default`). */
+  namespace?: string;
 }
 
-export function resolverJob({ name, source, labels, templateLabels, run }: ResolverJobInput): JsonObject {
+export function resolverJob({
+  name,
+  source,
+  labels,
+  templateLabels,
+  run,
+  settings = defaultClusterSettings(),
+  namespace = REMOTE_NAMESPACE,
+}: ResolverJobInput): JsonObject {
   const work: V1VolumeMount = { name: 'work', mountPath: WORK_DIR };
   const ref: V1EnvVar = { name: 'REF', value: source.ref };
   const secretVolumes: V1Volume[] = source.imagePullSecrets.map((secretName, i) => ({
@@ -273,7 +279,7 @@ export function resolverJob({ name, source, labels, templateLabels, run }: Resol
   if (secretVolumes.length > 0) {
     initContainers.push({
       name: 'credentials',
-      image: PUBLISHER_IMAGE,
+      image: settings.images.publisher,
       command: ['/bin/sh', '-c', CREDENTIALS_SCRIPT],
       volumeMounts: [work, ...secretVolumes.map((v, i) => ({ name: v.name, mountPath: `${PULL_SECRETS_DIR}/${i}`, readOnly: true }))],
       securityContext: RESTRICTED,
@@ -281,21 +287,25 @@ export function resolverJob({ name, source, labels, templateLabels, run }: Resol
   }
   const resolveEnv: V1EnvVar[] = [ref];
   if (secretVolumes.length > 0) resolveEnv.push({ name: 'DOCKER_CONFIG', value: `${WORK_DIR}/docker` });
+  // Only crane talks to the registry: the proxies and the CA bundle are its alone (kubectl, beside
+  // it, talks to the cluster's own API server, which a proxy must not see).
+  resolveEnv.push(...networkEnv(settings, { huggingFace: false }));
   initContainers.push({
     name: 'resolve',
-    image: RESOLVER_IMAGE,
+    image: settings.images.resolver,
     command: ['/busybox/sh', '-c', RESOLVE_SCRIPT],
     env: resolveEnv,
-    volumeMounts: [work],
+    volumeMounts: [work, ...caMounts(settings)],
     securityContext: RESTRICTED,
+    ...containerResources(settings),
   });
   const publish: V1Container = {
     name: 'publish',
-    image: PUBLISHER_IMAGE,
+    image: settings.images.publisher,
     command: ['/bin/sh', '-c', PUBLISH_SCRIPT],
     env: [
       { name: 'CONFIGMAP', value: name },
-      { name: 'NAMESPACE', value: REMOTE_NAMESPACE },
+      { name: 'NAMESPACE', value: namespace },
       // kubectl caches discovery under $HOME; the root filesystem is read-only.
       { name: 'HOME', value: WORK_DIR },
     ],
@@ -305,10 +315,10 @@ export function resolverJob({ name, source, labels, templateLabels, run }: Resol
   const job: V1Job = {
     apiVersion: 'batch/v1',
     kind: 'Job',
-    metadata: jobMetadata(name, REMOTE_NAMESPACE, labels, source.ref, run.attempt),
+    metadata: jobMetadata(name, namespace, labels, source.ref, run.attempt),
     spec: {
-      backoffLimit: JOB_BACKOFF_LIMIT,
-      ttlSecondsAfterFinished: jobTtlSeconds(run.attempt),
+      backoffLimit: settings.jobs.backoffLimit,
+      ttlSecondsAfterFinished: jobTtlSeconds(run.attempt, settings.jobs.ttlSecondsAfterFinished),
       template: {
         metadata: podMetadata(templateLabels, run.round),
         spec: {
@@ -317,11 +327,11 @@ export function resolverJob({ name, source, labels, templateLabels, run }: Resol
           securityContext: { runAsNonRoot: true, runAsUser: NONROOT, runAsGroup: NONROOT, seccompProfile: { type: 'RuntimeDefault' } },
           initContainers,
           containers: [publish],
-          volumes: [{ name: 'work', emptyDir: {} }, ...secretVolumes],
+          volumes: [{ name: 'work', emptyDir: {} }, ...secretVolumes, ...caVolumes(settings)],
         },
       },
     },
   };
-  if (source.imagePullSecrets.length > 0) job.spec!.template.spec!.imagePullSecrets = source.imagePullSecrets.map((s) => ({ name: s }));
+  applyPodSettings(job.spec!.template.spec!, settings, source.imagePullSecrets);
   return toJson(job);
 }

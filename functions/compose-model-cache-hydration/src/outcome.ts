@@ -1,7 +1,7 @@
 // What each source decides, in one shape, so fn.ts reports every source the
 // same way: the phase and why, what to compose, what to publish.
 
-import type { ArtifactKind, CacheMount, CacheNames, InferenceCluster, JsonObject, Phase } from '#lib';
+import type { ArtifactKind, CacheMount, CacheNames, CacheProgress, ClusterSettings, InferenceCluster, JsonObject, Phase } from '#lib';
 
 /** The Job attempts of one round at one artifact (status `attempts`, `attemptsFor`, `retryRequest`). */
 export interface AttemptRecord {
@@ -39,6 +39,7 @@ export const REASONS = [
   'ImageVolumesUnsupported', // Failed, OCI: an image, and the cluster can't mount image volumes
   'Held', // Ready as last seen: the cluster can't be read (or staged on) now, the mount stays published
   'ClaimOwnedElsewhere', // Failed, PersistentVolumeClaim: the claim holds what Modelplane staged for another namespace
+  'StagedInOtherNamespace', // Warning only: staged in a workload namespace before the setting changed; it stays there
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
@@ -55,6 +56,16 @@ export interface SourceFacts {
   staged?: string;
   /** HuggingFace and OCI: the Job attempts at this artifact. */
   attempts?: AttemptRecord;
+  /** HuggingFace: the download's report, as observed on its Job (latched at 100% once Ready). */
+  progress?: CacheProgress;
+  /** HuggingFace: the download checked every file against the hub before it wrote its marker. */
+  verified?: boolean;
+  /** HuggingFace: the commit the revision resolved to (latched with Ready). */
+  commit?: string;
+  /** HuggingFace: the claim size asked for (spec.huggingFace.sizeGiB, or resolved on the cluster and latched). */
+  sizeGiB?: number;
+  /** HuggingFace: the re-verification request last answered (Ready again, or Failed). */
+  reverifiedFor?: string;
 }
 
 export interface Outcome {
@@ -100,4 +111,10 @@ export interface Stage {
   namespace: string;
   /** The retry request on this XR (its own, and its ModelCache's copied down), if any. */
   retryRequest?: string;
+  /** HuggingFace: the re-verification request on this XR (its own, and its ModelCache's), if any. */
+  reverifyRequest?: string;
+  /** The platform team's settings for this cluster (the function input, its per-cluster overrides applied). */
+  settings: ClusterSettings;
+  /** The namespace on the workload cluster everything of this cache goes into (settings.ts decides it). */
+  workloadNamespace: string;
 }

@@ -51,6 +51,12 @@ export function previousStatus(status: JsonObject): PreviousStatus {
   if (resolvedRef !== undefined) previous.resolvedRef = resolvedRef;
   const staged = getString(status, 'staged');
   if (staged !== undefined) previous.staged = staged;
+  if (state.progress !== undefined) previous.progress = state.progress;
+  if (state.verified !== undefined) previous.verified = state.verified;
+  if (state.commit !== undefined) previous.commit = state.commit;
+  if (state.sizeGiB !== undefined) previous.sizeGiB = state.sizeGiB;
+  const reverifiedFor = getString(status, 'reverifiedFor');
+  if (reverifiedFor !== undefined) previous.reverifiedFor = reverifiedFor;
   return previous;
 }
 
@@ -95,6 +101,11 @@ export function report(
     attempts: attempts && attempts.count > 0 ? attempts.count : undefined,
     attemptsFor: attempts?.artifact,
     retryRequest: attempts?.retryRequest,
+    progress: facts.progress ? toJson(facts.progress) : undefined,
+    verified: facts.verified,
+    commit: facts.commit,
+    sizeGiB: facts.sizeGiB,
+    reverifiedFor: facts.reverifiedFor,
   });
   setCondition(rsp, { type: ARTIFACT_READY, status: outcome.phase === 'Ready', reason: outcome.reason, message: outcome.message });
 

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { RunFunctionRequest, RunFunctionResponse, Severity, type JsonObject } from '#lib';
 import { compositeStatus, condition, desiredResources, inferenceCluster, manifestOf, type TestResponse } from '#testing';
 import { compose } from '../src/fn.js';
+import { hydrationCommand } from '../src/huggingface.js';
 import {
   CLUSTER_A,
   HF,
@@ -30,6 +31,13 @@ import {
 const PVC = 'modelcache-ml-team-qwen-17db2';
 const JOB = 'modelcache-ml-team-qwen-hydrate-256ec';
 const AUTH = 'modelcache-ml-team-qwen-auth-ae01b';
+/** The progress reporter's least-privilege access, composed with the Job. */
+const REPORTER_KEYS = ['hydrate-account', 'hydrate-role', 'hydrate-binding'];
+const REPORTER_UNSPECIFIED = Object.fromEntries(REPORTER_KEYS.map((key) => [key, 'READY_UNSPECIFIED']));
+const REPORT_ENV = [
+  { name: 'MODELPLANE_JOB', value: JOB },
+  { name: 'MODELPLANE_NAMESPACE', value: 'default' },
+];
 const marker = (artifact: string) =>
   `/mnt/artifact/.modelplane-hub-hydrated-${createHash('sha256').update(artifact).digest('hex').slice(0, 12)}`;
 
@@ -49,7 +57,7 @@ describe('upstream cases, ported to the child', () => {
   it('GKE cluster first pass composes RWX PVC and hydration Job', async () => {
     const rsp = await run(resolved({ xr: hydration(HF) }));
     const desired = desiredResources(rsp);
-    expect(Object.keys(desired)).toEqual(['pvc', 'hydrate']);
+    expect(Object.keys(desired)).toEqual(['pvc', ...REPORTER_KEYS, 'hydrate']);
     expect(desired['pvc']).toEqual({
       apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
       kind: 'Object',
@@ -90,18 +98,14 @@ describe('upstream cases, ported to the child', () => {
               template: {
                 metadata: { labels: { 'modelplane.ai/modelcache': 'qwen' } },
                 spec: {
+                  serviceAccountName: JOB,
                   restartPolicy: 'OnFailure',
                   containers: [
                     {
                       name: 'hydrate',
                       image: 'python:3.11-slim',
-                      command: [
-                        '/bin/sh',
-                        '-c',
-                        `set -e; if [ -f ${marker(REPO)} ]; then echo 'already hydrated, skipping'; exit 0; fi; ` +
-                          `pip install --quiet huggingface_hub; hf download 'Qwen/Qwen3-0.6B'; touch ${marker(REPO)}`,
-                      ],
-                      env: [{ name: 'HF_HUB_CACHE', value: '/mnt/artifact' }],
+                      command: ['/bin/sh', '-c', hydrationCommand({ repo: REPO, sizeGiB: 20 })],
+                      env: [{ name: 'HF_HUB_CACHE', value: '/mnt/artifact' }, ...REPORT_ENV],
                       volumeMounts: [{ name: 'artifact', mountPath: '/mnt/artifact' }],
                     },
                   ],
@@ -124,6 +128,7 @@ describe('upstream cases, ported to the child', () => {
       message: `waiting for PVC ${PVC} on cluster-a to bind (it is not created yet)`,
       attempts: 1,
       attemptsFor: REPO,
+      sizeGiB: 20,
     });
     expect(condition(rsp, 'ArtifactReady')).toEqual({
       status: 'STATUS_CONDITION_FALSE',
@@ -132,7 +137,7 @@ describe('upstream cases, ported to the child', () => {
     });
     expect(results(rsp)).toEqual([['SEVERITY_NORMAL', 'Staging Qwen/Qwen3-0.6B on cluster-a']]);
     expect(rsp.desired?.composite?.ready).toBe('READY_FALSE');
-    expect(readiness(rsp)).toEqual({ pvc: 'READY_UNSPECIFIED', hydrate: 'READY_UNSPECIFIED' });
+    expect(readiness(rsp)).toEqual({ pvc: 'READY_UNSPECIFIED', ...REPORTER_UNSPECIFIED, hydrate: 'READY_UNSPECIFIED' });
     expect(rsp.meta.ttl).toEqual({ seconds: 60, nanos: 0 });
     expect(rsp.requirements?.resources).toEqual({
       cluster: { apiVersion: 'modelplane.ai/v1alpha1', kind: 'InferenceCluster', matchName: 'cluster-a' },
@@ -142,7 +147,7 @@ describe('upstream cases, ported to the child', () => {
   it('HuggingFace revision and auth secret wire --revision and HF_TOKEN', async () => {
     const rsp = await run(resolved({ xr: hydration(HF_AUTH), secret: tokenSecret() }));
     const desired = desiredResources(rsp);
-    expect(Object.keys(desired)).toEqual(['pvc', 'auth', 'hydrate']);
+    expect(Object.keys(desired)).toEqual(['pvc', ...REPORTER_KEYS, 'auth', 'hydrate']);
     expect(desired['auth']).toEqual({
       apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
       kind: 'Object',
@@ -164,10 +169,11 @@ describe('upstream cases, ported to the child', () => {
     });
     const container = (manifestOf(desired['hydrate']) as { spec: { template: { spec: { containers: JsonObject[] } } } }).spec.template.spec
       .containers[0]!;
-    expect((container['command'] as string[])[2]).toContain(`hf download 'Qwen/Qwen3-0.6B' --revision 'main';`);
+    expect((container['command'] as string[])[2]).toContain(`exec python3 - 'Qwen/Qwen3-0.6B' --revision='main' --size-gib=20 --marker=`);
     expect(container['env']).toEqual([
       { name: 'HF_HUB_CACHE', value: '/mnt/artifact' },
       { name: 'HF_TOKEN', valueFrom: { secretKeyRef: { name: AUTH, key: 'HF_TOKEN' } } },
+      ...REPORT_ENV,
     ]);
     expect(rsp.requirements?.resources['auth-secret']).toEqual({
       apiVersion: 'v1',
@@ -212,6 +218,9 @@ describe('upstream cases, ported to the child', () => {
       staged: REPO,
       attempts: 1,
       attemptsFor: REPO,
+      // The Job completed without the script's report (an earlier release's Job): nothing says it was checked.
+      verified: false,
+      sizeGiB: 20,
     });
     expect(condition(rsp, 'ArtifactReady')).toEqual({ status: 'STATUS_CONDITION_TRUE', reason: 'Staged' });
     expect(results(rsp)).toEqual([['SEVERITY_NORMAL', 'Qwen/Qwen3-0.6B is ready on cluster-a']]);
@@ -225,12 +234,13 @@ describe('upstream cases, ported to the child', () => {
         observed: boundWithJob(first, 'running'),
       }),
     );
-    expect(readiness(rsp)).toEqual({ pvc: 'READY_TRUE', hydrate: 'READY_UNSPECIFIED' });
+    expect(readiness(rsp)).toEqual({ pvc: 'READY_TRUE', ...REPORTER_UNSPECIFIED, hydrate: 'READY_UNSPECIFIED' });
     expect(compositeStatus(rsp)).toEqual({
       phase: 'Hydrating',
       message: `downloading Qwen/Qwen3-0.6B to PVC ${PVC} on cluster-a`,
       attempts: 1,
       attemptsFor: REPO,
+      sizeGiB: 20,
     });
     expect(condition(rsp, 'ArtifactReady')?.reason).toBe('Hydrating');
     expect(rsp.desired?.composite?.ready).toBe('READY_FALSE');
@@ -248,8 +258,8 @@ describe('upstream cases, ported to the child', () => {
     const message =
       `hydration Job ${JOB} on cluster-a failed (attempt 1 of 3): BackoffLimitExceeded: Job has reached the specified backoff limit; ` +
       'attempt 2 starts when Kubernetes removes the failed Job, 180s after it failed (delete it on the workload cluster to start now)';
-    expect(Object.keys(desiredResources(rsp))).toEqual(['pvc', 'hydrate']);
-    expect(compositeStatus(rsp)).toEqual({ phase: 'Failed', message, attempts: 1, attemptsFor: REPO });
+    expect(Object.keys(desiredResources(rsp))).toEqual(['pvc', ...REPORTER_KEYS, 'hydrate']);
+    expect(compositeStatus(rsp)).toEqual({ phase: 'Failed', message, attempts: 1, attemptsFor: REPO, sizeGiB: 20 });
     expect(condition(rsp, 'ArtifactReady')).toEqual({ status: 'STATUS_CONDITION_FALSE', reason: 'HydrationFailed', message });
     expect(results(rsp)).toEqual([['SEVERITY_WARNING', message]]);
     expect(rsp.results[0]!.reason).toBe('HydrationFailed');
@@ -317,7 +327,7 @@ describe('upstream cases, ported to the child', () => {
     const rsp = await run(resolved({ xr: hydration(HF_AUTH), secret }));
     const warning = "authSecret ml-team/hf-token is missing or has no key 'HF_TOKEN'";
     expect(Object.keys(desiredResources(rsp))).toEqual(['pvc']);
-    expect(compositeStatus(rsp)).toEqual({ phase: 'Pending', message: warning });
+    expect(compositeStatus(rsp)).toEqual({ phase: 'Pending', message: warning, sizeGiB: 20 });
     expect(condition(rsp, 'ArtifactReady')).toEqual({ status: 'STATUS_CONDITION_FALSE', reason: 'AuthSecretMissing', message: warning });
     expect(results(rsp)).toEqual([
       ['SEVERITY_WARNING', warning],
@@ -407,12 +417,13 @@ describe('what the split adds', () => {
         observed: { pvc: observe(first['pvc']!, { status: { phase: 'Lost' }, ready: false }) },
       }),
     );
-    expect(Object.keys(desiredResources(rsp))).toEqual(['pvc', 'hydrate']);
+    expect(Object.keys(desiredResources(rsp))).toEqual(['pvc', ...REPORTER_KEYS, 'hydrate']);
     expect(compositeStatus(rsp)).toEqual({
       phase: 'Pending',
       message: `waiting for PVC ${PVC} on cluster-a to bind (it is Lost)`,
       attempts: 1,
       attemptsFor: REPO,
+      sizeGiB: 20,
     });
     expect(rsp.desired?.composite?.ready).toBe('READY_FALSE');
   });
@@ -442,6 +453,7 @@ describe('what the split adds', () => {
       expect(compositeStatus(rsp)).toEqual({
         phase: 'Hydrating',
         message: `waiting for the hydration Job ${JOB} on cluster-a, left from Qwen/Qwen3-0.6B, to finish and be removed (its TTL is 180s) before staging Qwen/Qwen3-8B`,
+        sizeGiB: 20,
       });
     }
   });

@@ -81,14 +81,21 @@ describe('HuggingFace, through gRPC', () => {
       };
 
     const r1 = await life.reconcile(world(undefined, undefined));
-    expect([phaseOf(r1), keysOf(r1)]).toEqual(['Pending', ['pvc', 'auth', 'hydrate']]);
+    expect([phaseOf(r1), keysOf(r1)]).toEqual([
+      'Pending',
+      ['pvc', 'hydrate-account', 'hydrate-role', 'hydrate-binding', 'auth', 'hydrate'],
+    ]);
     expect(results(r1)).toEqual([['SEVERITY_NORMAL', `Staging ${REPO}@main on cluster-a`]]);
 
     const r2 = await life.reconcile(world('Pending', 'running'));
     expect([phaseOf(r2), condition(r2, 'ArtifactReady')?.reason, results(r2)]).toEqual(['Pending', 'Pending', []]);
 
     const r3 = await life.reconcile(world('Bound', 'running'));
-    expect([phaseOf(r3), keysOf(r3), r3.desired?.composite?.ready]).toEqual(['Hydrating', ['pvc', 'auth', 'hydrate'], 'READY_FALSE']);
+    expect([phaseOf(r3), keysOf(r3), r3.desired?.composite?.ready]).toEqual([
+      'Hydrating',
+      ['pvc', 'hydrate-account', 'hydrate-role', 'hydrate-binding', 'auth', 'hydrate'],
+      'READY_FALSE',
+    ]);
 
     const r4 = await life.reconcile(world('Bound', 'complete'));
     expect([phaseOf(r4), keysOf(r4), r4.desired?.composite?.ready]).toEqual(['Ready', ['pvc'], 'READY_TRUE']);

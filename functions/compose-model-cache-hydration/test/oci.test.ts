@@ -312,7 +312,7 @@ describe('failed', () => {
     const { data, digest } = result(IMAGE);
     const observed = await afterFirstPass(OCI, data, undefined, OLD_CLUSTER);
     const rsp = await run(resolved({ xr: hydration(OCI), cluster: OLD_CLUSTER, observed }));
-    const message = `${REF} is a container image, and cluster cluster-a can't mount image volumes: they need Kubernetes >= 1.35 with containerd >= 2.1, or CRI-O (the cluster doesn't report status.cache.imageVolumes)`;
+    const message = `${REF} is a container image, and cluster cluster-a can't mount image volumes: they need Kubernetes >= 1.35 with containerd >= 2.1, or CRI-O (the cluster doesn't report status.cache.imageVolumes, and the settings don't declare storage.imageVolumes)`;
     expect(compositeStatus(rsp)).toEqual({ phase: 'Failed', message, digest, artifactKind: 'Image', resolvedRef: REF });
     expect(condition(rsp, 'ArtifactReady')?.reason).toBe('ImageVolumesUnsupported');
     expect(Object.keys(desiredResources(rsp))).toEqual(['resolve-result']);

@@ -81,7 +81,7 @@ describe('a failed download stays failed: bounded attempts, then a latch (gRPC)'
       expect([phase(again), results(again)]).toEqual(['Failed', []]);
       if (attempt < 3) {
         // The failed Job stays desired as it is, so that its removal brings the next attempt.
-        expect(keys(failed)).toEqual(['pvc', 'hydrate']);
+        expect(keys(failed)).toEqual(['pvc', 'hydrate-account', 'hydrate-role', 'hydrate-binding', 'hydrate']);
         expect(desiredResources(failed)['hydrate']).toEqual(runningJob);
         expect(compositeStatus(failed)['message']).toContain(
           `attempt ${attempt + 1} starts when Kubernetes removes the failed Job, ${180 * 2 ** (attempt - 1)}s after it failed`,
@@ -123,7 +123,7 @@ describe('a failed download stays failed: bounded attempts, then a latch (gRPC)'
     const retried = await reconcile({ xr, observed: { pvc } });
     expect([phase(retried), keys(retried), severities(retried)]).toEqual([
       'Hydrating',
-      ['pvc', 'hydrate'],
+      ['pvc', 'hydrate-account', 'hydrate-role', 'hydrate-binding', 'hydrate'],
       [['SEVERITY_NORMAL', 'RetryRequested']],
     ]);
     expect(compositeStatus(retried)).toMatchObject({ attempts: 1, attemptsFor: REPO, retryRequest: 'own:fixed-the-proxy' });

@@ -1,43 +1,46 @@
 // The hydration Job's command, run by a real /bin/sh with stand-ins for pip
-// and hf that record their arguments: a repo or revision holding quotes,
-// command substitutions, separators or newlines reaches hf as one argument,
-// and nothing else runs.
+// and python3 that record their arguments (and python3 its standard input):
+// a repo, revision, pattern or index URL holding quotes, command
+// substitutions, separators or newlines reaches them as one argument, the
+// script arrives whole, and nothing else runs. (hydrate-script.test.ts runs
+// the same command with the real Python and huggingface_hub.)
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hubMarker, hydrationCommand } from '../src/huggingface.js';
+import { HUGGINGFACE_HUB_VERSION, hubMarker, hydrationCommand, type HubInstall } from '../src/huggingface.js';
+import { HYDRATE_SCRIPT } from '../src/hydrate-script.js';
 import { shellQuote } from '../src/shell.js';
 import type { HuggingFaceSource } from '../src/spec.js';
 
 interface Sandbox {
   dir: string;
-  bin: string;
   artifact: string;
   /** Each call of a stand-in: its name and arguments. */
   calls(): string[][];
+  /** What python3 read on standard input, last call. */
+  stdin(): string;
 }
 
-/** A directory standing in for /mnt/artifact, and pip/hf that log their argv (NUL-separated, one call per line). */
-function sandbox(hfExit = 0): Sandbox {
+/** A directory standing in for /mnt/artifact, and pip/python3 that log their argv (NUL-separated, one call per line). */
+function sandbox(pythonExit = 0): Sandbox {
   const dir = mkdtempSync(join(tmpdir(), 'hydrate-'));
   const bin = join(dir, 'bin');
   const artifact = join(dir, 'artifact');
   execFileSync('mkdir', ['-p', bin, artifact]);
   const log = join(dir, 'calls');
-  for (const [name, exit] of [
-    ['pip', 0],
-    ['hf', hfExit],
-  ] as const) {
-    const script = join(bin, name);
-    writeFileSync(script, `#!/bin/sh\nprintf '%s\\0' ${name} "$@" >> '${log}'\nprintf '\\n' >> '${log}'\nexit ${exit}\n`);
-    chmodSync(script, 0o755);
-  }
+  const stdin = join(dir, 'stdin');
+  writeFileSync(join(bin, 'pip'), `#!/bin/sh\nprintf '%s\\0' pip "$@" >> '${log}'\nprintf '\\n' >> '${log}'\n`);
+  writeFileSync(
+    join(bin, 'python3'),
+    `#!/bin/sh\nprintf '%s\\0' python3 "$@" >> '${log}'\nprintf '\\n' >> '${log}'\ncat > '${stdin}'\nexit ${pythonExit}\n`,
+  );
+  chmodSync(join(bin, 'pip'), 0o755);
+  chmodSync(join(bin, 'python3'), 0o755);
   return {
     dir,
-    bin,
     artifact,
     calls: () =>
       existsSync(log)
@@ -46,14 +49,21 @@ function sandbox(hfExit = 0): Sandbox {
             .filter((line) => line !== '')
             .map((line) => line.split('\0'))
         : [],
+    stdin: () => readFileSync(stdin, 'utf8'),
   };
 }
 
-function runCommand(source: HuggingFaceSource, box: Sandbox): number {
-  const command = hydrationCommand(source).replaceAll('/mnt/artifact', box.artifact);
-  const result = spawnSync('/bin/sh', ['-c', command], { cwd: box.dir, env: { PATH: `${box.bin}:/usr/bin:/bin` }, encoding: 'utf8' });
+function runCommand(source: HuggingFaceSource, box: Sandbox, install?: HubInstall, options?: { sizeOnly?: boolean }): number {
+  const command = hydrationCommand(source, install, options).replaceAll('/mnt/artifact', box.artifact);
+  const result = spawnSync('/bin/sh', ['-c', command], {
+    cwd: box.dir,
+    env: { PATH: `${join(box.dir, 'bin')}:/usr/bin:/bin` },
+    encoding: 'utf8',
+  });
   return result.status ?? -1;
 }
+
+const PIP = ['pip', 'install', '--quiet', '--disable-pip-version-check', `huggingface_hub==${HUGGINGFACE_HUB_VERSION}`];
 
 const HOSTILE: [string, string][] = [
   ['a single quote', "Qwen/it's"],
@@ -77,49 +87,80 @@ describe('shellQuote', () => {
 });
 
 describe('the hydration command in a shell', () => {
-  it.each(HOSTILE)('passes a repo and revision with %s to hf as single arguments and runs nothing else', (_name, value) => {
+  it.each(HOSTILE)(
+    'passes a repo, revision and patterns with %s to the script as single arguments and runs nothing else',
+    (_name, value) => {
+      const box = sandbox();
+      const source = { repo: value, revision: value, include: [value], exclude: [value], sizeGiB: 3 };
+      expect(runCommand(source, box)).toBe(0);
+      const marker = hubMarker(`${value}@${value} include=${JSON.stringify([value])} exclude=${JSON.stringify([value])}`);
+      expect(box.calls()).toEqual([
+        PIP,
+        [
+          'python3',
+          '-',
+          value,
+          `--revision=${value}`,
+          `--include=${value}`,
+          `--exclude=${value}`,
+          '--size-gib=3',
+          `--marker=${marker.replace('/mnt/artifact', box.artifact)}`,
+        ],
+      ]);
+      expect(existsSync(join(box.dir, 'PWNED'))).toBe(false);
+    },
+  );
+
+  it('hands python3 the embedded script whole, on standard input', () => {
     const box = sandbox();
-    expect(runCommand({ repo: value, revision: value, sizeGiB: 1 }, box)).toBe(0);
-    expect(box.calls()).toEqual([
-      ['pip', 'install', '--quiet', 'huggingface_hub'],
-      ['hf', 'download', value, '--revision', value],
-    ]);
+    expect(runCommand({ repo: 'Qwen/Qwen3-0.6B' }, box)).toBe(0);
+    expect(box.stdin()).toBe(`${HYDRATE_SCRIPT.trimEnd()}\n`);
+  });
+
+  it('passes the patterns sorted and once each: their order selects nothing', () => {
+    const box = sandbox();
+    expect(runCommand({ repo: 'Qwen/Qwen3-0.6B', include: ['*.safetensors', '*.json', '*.json'] }, box)).toBe(0);
+    expect(box.calls()[1]?.filter((arg) => arg.startsWith('--include'))).toEqual(['--include=*.json', '--include=*.safetensors']);
+  });
+
+  it.each(HOSTILE)('installs from an index URL with %s as one argument', (_name, value) => {
+    const box = sandbox();
+    expect(runCommand({ repo: 'Qwen/Qwen3-0.6B' }, box, { pip: true, indexUrl: value })).toBe(0);
+    expect(box.calls()[0]).toEqual([...PIP.slice(0, 4), '--index-url', value, PIP[4]]);
     expect(existsSync(join(box.dir, 'PWNED'))).toBe(false);
-    // The marker is touched after the download, with its own name.
-    expect(existsSync(hubMarker(`${value}@${value}`).replace('/mnt/artifact', box.artifact))).toBe(true);
   });
 
-  it('downloads without --revision when none is pinned', () => {
+  it('installs nothing when the image carries huggingface_hub (pip off)', () => {
     const box = sandbox();
-    expect(runCommand({ repo: 'Qwen/Qwen3-0.6B', sizeGiB: 1 }, box)).toBe(0);
-    expect(box.calls()[1]).toEqual(['hf', 'download', 'Qwen/Qwen3-0.6B']);
+    expect(runCommand({ repo: 'Qwen/Qwen3-0.6B' }, box, { pip: false })).toBe(0);
+    expect(box.calls().map((call) => call[0])).toEqual(['python3']);
   });
 
-  it('skips everything once this artifact’s marker is there', () => {
+  it('installs nothing once this artifact’s marker is there (the script then reports what it records)', () => {
     const box = sandbox();
-    const source = { repo: 'Qwen/Qwen3-0.6B', sizeGiB: 1 };
+    const source = { repo: 'Qwen/Qwen3-0.6B' };
+    writeFileSync(hubMarker('Qwen/Qwen3-0.6B').replace('/mnt/artifact', box.artifact), '{}');
     expect(runCommand(source, box)).toBe(0);
-    expect(runCommand(source, box)).toBe(0);
-    expect(box.calls()).toHaveLength(2); // pip and hf, once
+    expect(box.calls().map((call) => call[0])).toEqual(['python3']);
   });
 
-  it('does not mistake upstream’s flat-layout marker, or another repo’s, for this download', () => {
+  it('does not take upstream’s flat-layout marker, or another artifact’s, for this one', () => {
     const box = sandbox();
     writeFileSync(join(box.artifact, '.modelplane-hydrated'), '');
-    expect(runCommand({ repo: 'Qwen/Qwen3-8B', sizeGiB: 1 }, box)).toBe(0);
-    expect(runCommand({ repo: 'Qwen/Qwen3-0.6B', sizeGiB: 1 }, box)).toBe(0);
-    expect(box.calls().filter((call) => call[0] === 'hf')).toEqual([
-      ['hf', 'download', 'Qwen/Qwen3-8B'],
-      ['hf', 'download', 'Qwen/Qwen3-0.6B'],
-    ]);
+    writeFileSync(hubMarker('Qwen/Qwen3-8B').replace('/mnt/artifact', box.artifact), '{}');
+    expect(runCommand({ repo: 'Qwen/Qwen3-0.6B' }, box)).toBe(0);
+    expect(runCommand({ repo: 'Qwen/Qwen3-0.6B', include: ['*.json'] }, box)).toBe(0);
+    expect(box.calls().map((call) => call[0])).toEqual(['pip', 'python3', 'pip', 'python3']);
   });
 
-  it('leaves no marker when the download fails, so the next attempt downloads (and resumes)', () => {
-    const box = sandbox(1);
-    const source = { repo: 'Qwen/Qwen3-0.6B', sizeGiB: 1 };
-    expect(runCommand(source, box)).not.toBe(0);
-    expect(existsSync(hubMarker('Qwen/Qwen3-0.6B').replace('/mnt/artifact', box.artifact))).toBe(false);
-    expect(runCommand(source, box)).not.toBe(0);
-    expect(box.calls().filter((call) => call[0] === 'hf')).toHaveLength(2);
+  it('sizes without a marker: --size-only, and pip always (nothing is staged to skip by)', () => {
+    const box = sandbox();
+    expect(runCommand({ repo: 'Qwen/Qwen3-0.6B' }, box, undefined, { sizeOnly: true })).toBe(0);
+    expect(box.calls()).toEqual([PIP, ['python3', '-', 'Qwen/Qwen3-0.6B', '--size-only']]);
+  });
+
+  it('fails when the script fails (exec: its exit status is the Job’s)', () => {
+    const box = sandbox(3);
+    expect(runCommand({ repo: 'Qwen/Qwen3-0.6B' }, box)).toBe(3);
   });
 });

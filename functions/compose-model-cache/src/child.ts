@@ -4,6 +4,7 @@
 
 import {
   CACHE_RETRY_ANNOTATION,
+  CACHE_REVERIFY_ANNOTATION,
   KIND,
   LABEL_CLUSTER,
   LABEL_MODELCACHE,
@@ -30,7 +31,10 @@ function metadata(cache: ModelCache, cluster: string, name: string): JsonObject 
     namespace: cache.namespace,
     labels: { [LABEL_MODELCACHE]: cache.name, [LABEL_CLUSTER]: cluster },
   };
-  if (cache.retryRequest !== undefined) out['annotations'] = { [CACHE_RETRY_ANNOTATION]: cache.retryRequest };
+  const annotations: Record<string, string> = {};
+  if (cache.retryRequest !== undefined) annotations[CACHE_RETRY_ANNOTATION] = cache.retryRequest;
+  if (cache.reverifyRequest !== undefined) annotations[CACHE_REVERIFY_ANNOTATION] = cache.reverifyRequest;
+  if (Object.keys(annotations).length > 0) out['annotations'] = annotations;
   return out;
 }
 

@@ -4,7 +4,7 @@
 
 import type { ConditionSpec } from '#lib';
 import type { Footprint } from './footprint.js';
-import { readyCount, type ClusterEntry } from './rollup.js';
+import { commitsOf, readyCount, type ClusterEntry } from './rollup.js';
 
 export const CLUSTERS_MATCHED = 'ClustersMatched';
 export const ARTIFACT_READY = 'ArtifactReady';
@@ -100,8 +100,23 @@ export function artifactReady(footprint: Footprint, entries: readonly ClusterEnt
     );
   }
   const ready = readyCount(entries);
-  if (entries.length > 0 && ready === entries.length) return condition(true, REASON.Staged, `staged on all ${clusters(entries.length)}`);
+  if (entries.length > 0 && ready === entries.length) {
+    return condition(true, REASON.Staged, `staged on all ${clusters(entries.length)}${commitSkew(entries)}`);
+  }
   const waiting = entries.filter((entry) => entry.state.phase !== 'Ready').map((entry) => `${entry.name} (${entry.state.phase})`);
   const message = `${ready}/${entries.length} clusters ready; waiting for ${nameList(waiting)}`;
-  return ready > 0 ? condition(false, REASON.Partial, message) : condition(false, REASON.Hydrating, message);
+  return ready > 0
+    ? condition(false, REASON.Partial, message + commitSkew(entries))
+    : condition(false, REASON.Hydrating, message + commitSkew(entries));
+}
+
+/**
+ * A moving branch or tag resolved to different commits on clusters staged at
+ * different times: each serves its own snapshot, so say which has which.
+ */
+function commitSkew(entries: readonly ClusterEntry[]): string {
+  const commits = commitsOf(entries);
+  if (commits.size < 2) return '';
+  const listed = [...commits.entries()].map(([commit, names]) => `${commit.slice(0, 12)} on ${nameList(names)}`);
+  return `; the revision resolved to ${commits.size} different commits: ${listed.join('; ')}`;
 }

@@ -10,6 +10,7 @@ import {
   getObject,
   getString,
   hydrationName,
+  percentOf,
   readCacheState,
 } from '#lib';
 import type { ClusterPlan } from './plan.js';
@@ -75,7 +76,35 @@ export function readyCount(entries: readonly ClusterEntry[]): number {
   return entries.filter((entry) => entry.state.phase === 'Ready').length;
 }
 
-/** `<#Ready>/<#children>`. */
+/**
+ * `<#Ready>/<#children>`; with HuggingFace progress, the bytes over every
+ * cluster that reports them (a cluster that hasn't reported yet isn't in
+ * them) and their percent, `progress`, what `kubectl get` shows; and the
+ * commit every cluster staged, when they agree.
+ */
 export function summary(entries: readonly ClusterEntry[]): JsonObject {
-  return { ready: `${readyCount(entries)}/${entries.length}` };
+  const out: JsonObject = { ready: `${readyCount(entries)}/${entries.length}` };
+  const reporting = entries.flatMap((entry) => (entry.state.progress ? [entry.state.progress] : []));
+  if (reporting.length > 0) {
+    const bytesDone = reporting.reduce((sum, p) => sum + p.bytesDone, 0);
+    const bytesTotal = reporting.reduce((sum, p) => sum + p.bytesTotal, 0);
+    const percent = percentOf(bytesDone, bytesTotal);
+    const verified = entries.length > 0 && entries.every((entry) => entry.state.verified === true);
+    out['progress'] = verified ? `${percent}%, verified` : `${percent}%`;
+    out['bytesDone'] = bytesDone;
+    out['bytesTotal'] = bytesTotal;
+  }
+  const commits = commitsOf(entries);
+  if (commits.size === 1) out['commit'] = [...commits.keys()][0]!;
+  return out;
+}
+
+/** Each commit a cluster staged (or is staging), and the clusters at it. */
+export function commitsOf(entries: readonly ClusterEntry[]): Map<string, string[]> {
+  const commits = new Map<string, string[]>();
+  for (const entry of entries) {
+    if (entry.state.commit === undefined) continue;
+    commits.set(entry.state.commit, [...(commits.get(entry.state.commit) ?? []), entry.name]);
+  }
+  return commits;
 }

@@ -7,6 +7,7 @@ import {
   DEFAULT_TOKEN_KEY,
   InputError,
   RETRY_ANNOTATION,
+  REVERIFY_ANNOTATION,
   assertNamePart,
   dnsSubdomain,
   isObject,
@@ -30,6 +31,8 @@ export interface ModelCache {
   clusterSelector: LabelSelector;
   /** The retry a person asked of every failed cluster (RETRY_ANNOTATION), copied onto each child. */
   retryRequest?: string;
+  /** The re-verification a person asked of every cluster (REVERIFY_ANNOTATION), copied onto each child. */
+  reverifyRequest?: string;
 }
 
 const selectorParser = object({ clusterSelector: labelSelector() });
@@ -51,6 +54,8 @@ export function parseModelCache(xr: Composite): ModelCache {
   const cache: ModelCache = { name, namespace, source, clusterSelector };
   const retryRequest = xr.annotations[RETRY_ANNOTATION];
   if (retryRequest !== undefined) cache.retryRequest = retryRequest;
+  const reverifyRequest = xr.annotations[REVERIFY_ANNOTATION];
+  if (reverifyRequest !== undefined) cache.reverifyRequest = reverifyRequest;
   const authSecret = source.source === 'HuggingFace' ? (xr.spec['huggingFace'] as Record<string, unknown>)['authSecret'] : undefined;
   if (authSecret !== undefined && authSecret !== null) {
     const parsed = authSecretParser(authSecret, 'spec.huggingFace.authSecret');

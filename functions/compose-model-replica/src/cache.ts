@@ -4,7 +4,7 @@
 // status puts volumes into engine pods).
 
 import { findCacheEntry, getObject, validateMount, type CacheEntry, type CacheMount, type JsonObject } from '#lib';
-import type { Engine, Replica } from './spec.js';
+import type { Replica, ReplicaSpec } from './spec.js';
 
 export const CACHE_REASON = {
   waitingForCache: 'WaitingForCache',
@@ -70,8 +70,7 @@ export function decideCache(replica: Replica, cacheName: string, cache: JsonObje
     };
   }
   const modes = entry.accessModes;
-  const several =
-    modes !== undefined && !modes.some((m) => SHAREABLE_ACCESS_MODES.includes(m)) ? severalPods(replica.spec.engines) : undefined;
+  const several = modes !== undefined && !modes.some((m) => SHAREABLE_ACCESS_MODES.includes(m)) ? severalPods(replica.spec) : undefined;
   if (modes !== undefined && several !== undefined) {
     return {
       serve: false,
@@ -96,11 +95,21 @@ export function decideCache(replica: Replica, cacheName: string, cache: JsonObje
  * leaves the rest Pending with no reason a person can see; and a
  * ReadWriteOncePod claim refuses even that.
  */
-function severalPods(engines: readonly Engine[]): { what: string; instead: string } | undefined {
+function severalPods(spec: ReplicaSpec): { what: string; instead: string } | undefined {
+  const engines = spec.engines;
+  // Every gang runs pods on several nodes, whatever runs it (a LeaderWorkerSet or a Grove PodCliqueSet).
   const gangs = engines.filter((e) => e.shape === 'Gang').map((e) => e.name);
   if (gangs.length > 0) return { what: `engine ${gangs.join(', ')} runs pods on several nodes`, instead: 'a single-node engine' };
   const pods = engines.reduce((sum, e) => sum + e.copies, 0);
   if (pods <= 1) return undefined;
+  // Disaggregated serving is never one pod: its prefill and decode engines are separate pods, usually on separate GPUs.
+  if (spec.servingMode === 'PrefillDecode') {
+    const each = engines.map((e) => `${e.name} (${e.phase ?? 'no phase'}, ${e.copies} ${e.copies === 1 ? 'copy' : 'copies'})`).join(', ');
+    return {
+      what: `serving.mode PrefillDecode runs engines ${each} as ${pods} pods, which may land on several nodes`,
+      instead: 'Unified serving with one engine with copies: 1',
+    };
+  }
   const each = engines.map((e) => `${e.name} (${e.copies} ${e.copies === 1 ? 'copy' : 'copies'})`).join(', ');
   const subject = engines.length === 1 ? `engine ${each} runs` : `engines ${each} run`;
   return { what: `${subject} ${pods} pods, which may land on several nodes`, instead: 'one engine with copies: 1' };

@@ -2,7 +2,7 @@
 // template serves every pod of the member (DRA stamps a fresh claim per pod);
 // the members of an engine may claim different devices, or none.
 
-import { REMOTE_NAMESPACE, SUCCESSFUL_CREATE, remoteObject, toJson, type JsonObject } from '#lib';
+import { SUCCESSFUL_CREATE, remoteObject, toJson, type JsonObject } from '#lib';
 import { claimTemplateName } from './names.js';
 import type { DeviceRequest, Engine, Member, Replica } from './spec.js';
 
@@ -30,7 +30,7 @@ export function claimTemplate(
     manifest: toJson({
       apiVersion: DRA_API_VERSION,
       kind: 'ResourceClaimTemplate',
-      metadata: { name: claimTemplateName(replica, engine, member), namespace: REMOTE_NAMESPACE },
+      metadata: { name: claimTemplateName(replica, engine, member), namespace: replica.workloadNamespace },
       spec: { spec: { devices: { requests: requests.map(deviceRequest) } } },
     }),
   });

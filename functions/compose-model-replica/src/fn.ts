@@ -3,8 +3,9 @@
 //
 // Resolve the replica, its InferenceCluster and its ModelCache; decide
 // whether it may serve; compose the engines (a Deployment per Standalone
-// engine, a LeaderWorkerSet per Leader/Worker gang, their DRA claim
-// templates) and the unified routing in front of them; report.
+// engine; a LeaderWorkerSet per Leader/Worker gang on the Standard stack, a
+// Grove PodCliqueSet on Dynamo; their DRA claim templates) and the routing in
+// front of them (Unified, or PrefillDecode's disaggregated picker); report.
 
 import {
   InputError,
@@ -12,15 +13,19 @@ import {
   MODELPLANE_API_VERSION,
   compareNames,
   desire,
+  getString,
   isObject,
   newResponse,
   normalEvent,
+  parseReplicaSettings,
   readComposite,
   readInferenceCluster,
   requireResources,
   requiredOne,
   selectByName,
   setCompositeReady,
+  warningEvent,
+  type CacheMount,
   type InferenceCluster,
   type JsonObject,
   type ResourceSelector,
@@ -30,27 +35,26 @@ import {
 import { CACHE_REASON, decideCache } from './cache.js';
 import type { Composed } from './composed.js';
 import { REASON, composingEvent, markReady, notServing, warnOnce, workloadConditions, type Observed } from './conditions.js';
+import { phaseShapings, type PhaseShaping } from './disaggregated.js';
+import { NAMESPACE_MISMATCH, WORKLOAD_NAMESPACE_KEY, placeReplica } from './placement.js';
+import { podCliqueSet } from './grove.js';
 import { leaderWorkerSet } from './leader-worker-set.js';
-import { USAGE_KEY, workloadKeys } from './names.js';
+import { USAGE_KEY, workloadKey, workloadKeys } from './names.js';
 import { nativeWorkload } from './native.js';
 import { cacheShaping, type CacheShaping } from './pod.js';
-import { gatewayOf, unifiedRouting } from './routing.js';
+import { disaggregatedRouting, gatewayOf, unifiedRouting } from './routing.js';
 import { readReplica, type Replica } from './spec.js';
+import { DEFAULT_STACK, stackOf, stackShaping, type Stack } from './stack.js';
 import { cacheUsage, keepObserved } from './usage.js';
-
-/** The stack every cluster runs unless it says otherwise (upstream's default). */
-const STANDARD_STACK = 'Standard';
 
 export function compose(req: RunFunctionRequest): RunFunctionResponse {
   const rsp = newResponse(req);
   const xr = readComposite(req);
+  // The platform team's settings first: a bad one is Fatal before anything is asked for.
+  const settings = parseReplicaSettings(req.input);
   const replica = readReplica(xr);
-  if (replica.spec.servingMode === 'PrefillDecode') {
-    throw new InputError(
-      'spec.serving.mode',
-      'PrefillDecode is not supported by compose-model-replica yet (disaggregated serving: the prefill/decode sidecar, NIXL and the disaggregated endpoint picker come later); use Unified',
-    );
-  }
+  // Checked before anything is asked for: a decode --port the pods can't serve on is the user's to fix.
+  const phases = replica.spec.servingMode === 'PrefillDecode' ? phaseShapings(replica) : new Map<string, PhaseShaping>();
 
   // Resolve: the cluster, and the cache when the replica names one, asked for together so the second call is the last.
   const cacheName = replica.spec.modelCacheRef?.name;
@@ -65,12 +69,8 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
 
   const observed = observedResources(req);
   const cluster = clusterFound.item === undefined ? undefined : readInferenceCluster(clusterFound.item);
-  if (cluster?.stack !== undefined && cluster.stack !== STANDARD_STACK) {
-    throw new InputError(
-      `InferenceCluster ${cluster.name} spec.stack`,
-      `is ${cluster.stack}: compose-model-replica serves only on the ${STANDARD_STACK} stack yet (the Dynamo stack's Grove PodCliqueSet and ModelExpress come later); place this replica on a ${STANDARD_STACK} cluster`,
-    );
-  }
+  const stack = cluster === undefined ? DEFAULT_STACK : stackOf(cluster);
+  if (cluster !== undefined) checkGangsStayOnTheirStack(replica, cluster.name, stack, observed);
 
   // Decide: a cluster we can reach, then (with a cache) an entry Ready with a mount we accept.
   if (cluster?.providerConfigName === undefined) {
@@ -93,6 +93,7 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   }
 
   let cache: CacheShaping | undefined;
+  let cacheMount: CacheMount | undefined;
   if (cacheName !== undefined) {
     const decision = decideCache(replica, cacheName, cacheFound?.fetched ? cacheFound.item : undefined);
     if (!decision.serve) {
@@ -113,10 +114,24 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
       return rsp;
     }
     cache = cacheShaping(decision.mount);
+    cacheMount = decision.mount;
   }
 
+  // Place: beside the cache, else where the engines run, else where the settings say (placement.ts).
+  const placed = placeReplica({
+    settings,
+    replica,
+    observed,
+    providerConfig: cluster.providerConfigName,
+    cluster: cluster.name,
+    ...(cacheName !== undefined && cacheMount !== undefined ? { cache: { name: cacheName, mount: cacheMount } } : {}),
+  });
+  if (placed.warning !== undefined) warningEvent(rsp, NAMESPACE_MISMATCH, placed.warning);
+  if (placed.namespaceObject) desire(rsp, WORKLOAD_NAMESPACE_KEY, placed.namespaceObject);
+
   // Compose: each engine's workload and claims, the routing in front of them, and the cache's Usage.
-  for (const [key, resource] of serving(replica, cluster, cluster.providerConfigName, cache)) desire(rsp, key, resource);
+  for (const [key, resource] of serving(placed.replica, cluster, cluster.providerConfigName, stack, phases, cache))
+    desire(rsp, key, resource);
   if (cacheName !== undefined) desire(rsp, USAGE_KEY, cacheUsage(replica, cacheName));
 
   // Report.
@@ -127,17 +142,57 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   return rsp;
 }
 
-function serving(replica: Replica, cluster: InferenceCluster, providerConfig: string, cache: CacheShaping | undefined): Composed {
+/**
+ * Each engine on its backend (a Standalone engine: a Deployment on any stack;
+ * a gang: a LeaderWorkerSet on Standard, a Grove PodCliqueSet on Dynamo),
+ * shaped for its phase under PrefillDecode, then the routing in front.
+ */
+function serving(
+  replica: Replica,
+  cluster: InferenceCluster,
+  providerConfig: string,
+  stack: Stack,
+  phases: ReadonlyMap<string, PhaseShaping>,
+  cache: CacheShaping | undefined,
+): Composed {
+  const onStack = stackShaping(stack, replica);
   const composed: Composed = [];
   for (const engine of replica.spec.engines) {
-    composed.push(
-      ...(engine.shape === 'Standalone'
-        ? nativeWorkload(providerConfig, replica, engine, cache)
-        : leaderWorkerSet(providerConfig, replica, engine, cache)),
+    const phase = phases.get(engine.name);
+    if (engine.shape === 'Standalone') composed.push(...nativeWorkload(providerConfig, replica, engine, cache, onStack, phase));
+    else if (stack === 'Dynamo') composed.push(...podCliqueSet(providerConfig, replica, engine, cache, onStack, phase));
+    else composed.push(...leaderWorkerSet(providerConfig, replica, engine, cache, phase));
+  }
+  const gateway = gatewayOf(cluster);
+  composed.push(
+    ...(replica.spec.servingMode === 'PrefillDecode'
+      ? disaggregatedRouting(providerConfig, replica, gateway)
+      : unifiedRouting(providerConfig, replica, gateway)),
+  );
+  return composed;
+}
+
+/** What runs a gang on each stack. */
+const GANG_KIND: Record<Stack, string> = { Standard: 'LeaderWorkerSet', Dynamo: 'PodCliqueSet' };
+
+/**
+ * A cluster's stack is fixed (upstream's InferenceCluster refuses a change:
+ * the cluster is recreated to change it). A gang composed for one stack and
+ * now asked for on the other would be deleted and replaced by a different
+ * kind under another name, taking a serving model down: refused instead,
+ * changing nothing, until the replica is recreated or the stack restored.
+ */
+function checkGangsStayOnTheirStack(replica: Replica, clusterName: string, stack: Stack, observed: Observed): void {
+  for (const engine of replica.spec.engines) {
+    if (engine.shape !== 'Gang') continue;
+    const kind = getString(observed.get(workloadKey(engine)), 'spec', 'forProvider', 'manifest', 'kind');
+    const other = (Object.keys(GANG_KIND) as Stack[]).find((s) => s !== stack && GANG_KIND[s] === kind);
+    if (other === undefined) continue;
+    throw new InputError(
+      `InferenceCluster ${clusterName} spec.stack`,
+      `is ${stack}, but engine ${engine.name} already runs as a ${kind}, composed for the ${other} stack; a cluster's stack is fixed, so the running gang is kept as it is: restore spec.stack to ${other}, or recreate this ModelReplica to serve it as a ${GANG_KIND[stack]}`,
     );
   }
-  composed.push(...unifiedRouting(providerConfig, replica, gatewayOf(cluster)));
-  return composed;
 }
 
 /**

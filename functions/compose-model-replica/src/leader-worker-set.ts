@@ -4,7 +4,7 @@
 // tell a member where the leader is and which rank it has.
 
 import type { V1Container, V1EnvVar, V1PodSpec, V1PodTemplateSpec } from '@kubernetes/client-node';
-import { READY_QUERY, REMOTE_NAMESPACE, celReadiness, remoteObject, toJson } from '#lib';
+import { READY_QUERY, celReadiness, remoteObject, toJson } from '#lib';
 import { claimTemplate } from './claims.js';
 import type { Composed } from './composed.js';
 import { LABEL_LWS_ROLE, LABEL_SERVING, claimKey, leaderWorkerSetName, servingLabel, workloadKey } from './names.js';
@@ -22,6 +22,7 @@ import {
   userCommand,
   type CacheShaping,
 } from './pod.js';
+import type { PhaseShaping } from './disaggregated.js';
 import type { GangEngine, Member, Replica } from './spec.js';
 
 /**
@@ -37,11 +38,22 @@ export const GANG_ENV: readonly V1EnvVar[] = [
 /** A Worker member without `worker` has one follower (upstream's default; the XRD sets none). */
 const DEFAULT_WORKER_NODES = 1;
 
-export function leaderWorkerSet(providerConfig: string, replica: Replica, engine: GangEngine, cache: CacheShaping | undefined): Composed {
+/**
+ * A LeaderWorkerSet never gets the ModelExpress bundle: it runs on the
+ * Standard stack, which has no ModelExpress server. `phase` shapes the
+ * leader (the serving pod) of a PrefillDecode engine; the workers never serve.
+ */
+export function leaderWorkerSet(
+  providerConfig: string,
+  replica: Replica,
+  engine: GangEngine,
+  cache: CacheShaping | undefined,
+  phase?: PhaseShaping,
+): Composed {
   const { leader, worker } = engine;
   // Only the leader serves the API: it alone carries the serving label, the port and the probe.
-  const leaderTemplate: V1PodTemplateSpec = { spec: podSpec(replica, engine, leader, cache, true) };
-  const leaderMetadata = podMetadata(leader, { [LABEL_SERVING]: servingLabel(replica), [LABEL_LWS_ROLE]: 'leader' });
+  const leaderTemplate: V1PodTemplateSpec = { spec: podSpec(replica, engine, leader, cache, phase ?? true) };
+  const leaderMetadata = podMetadata(leader, { [LABEL_SERVING]: servingLabel(replica), [LABEL_LWS_ROLE]: 'leader', ...phase?.labels });
   if (leaderMetadata) leaderTemplate.metadata = leaderMetadata;
   // Followers carry only the worker member's own metadata (LWS labels its gang itself): none when it has none.
   const workerTemplate: V1PodTemplateSpec = { spec: podSpec(replica, engine, worker, cache, false) };
@@ -51,7 +63,7 @@ export function leaderWorkerSet(providerConfig: string, replica: Replica, engine
   const manifest = {
     apiVersion: 'leaderworkerset.x-k8s.io/v1',
     kind: 'LeaderWorkerSet',
-    metadata: { name: leaderWorkerSetName(replica, engine), namespace: REMOTE_NAMESPACE },
+    metadata: { name: leaderWorkerSetName(replica, engine), namespace: replica.workloadNamespace },
     spec: {
       replicas: engine.copies,
       leaderWorkerTemplate: { size: 1 + (worker.workerNodes ?? DEFAULT_WORKER_NODES), leaderTemplate, workerTemplate },
@@ -70,18 +82,27 @@ export function leaderWorkerSet(providerConfig: string, replica: Replica, engine
   return composed;
 }
 
-function podSpec(replica: Replica, engine: GangEngine, member: Member, cache: CacheShaping | undefined, serving: boolean): V1PodSpec {
+/** `serving`: false for a worker, true for a leader, its phase shaping for a PrefillDecode leader. */
+function podSpec(
+  replica: Replica,
+  engine: GangEngine,
+  member: Member,
+  cache: CacheShaping | undefined,
+  serving: boolean | PhaseShaping,
+): V1PodSpec {
   const secrets = pullSecrets(member, cache);
+  const phase = typeof serving === 'object' ? serving : undefined;
   return {
-    containers: [engineContainer(member, cache, serving)],
-    volumes: podVolumes(cache),
+    containers: [engineContainer(member, cache, serving), ...(phase?.sidecars.map((c) => structuredClone(c)) ?? [])],
+    volumes: [...podVolumes(cache), ...(phase?.volumes.map((v) => structuredClone(v)) ?? [])],
     ...placement(replica, engine, member),
     ...(secrets.length > 0 ? { imagePullSecrets: secrets } : {}),
   };
 }
 
-function engineContainer(member: Member, cache: CacheShaping | undefined, serving: boolean): V1Container {
+function engineContainer(member: Member, cache: CacheShaping | undefined, serving: boolean | PhaseShaping): V1Container {
   const args = member.container.args ?? [];
+  const phase = typeof serving === 'object' ? serving : undefined;
   const container: V1Container = {
     name: ENGINE_CONTAINER,
     image: member.container.image,
@@ -90,11 +111,12 @@ function engineContainer(member: Member, cache: CacheShaping | undefined, servin
     ...userCommand(member),
     // Omitted when empty (upstream's LWS shape), never changed.
     ...(args.length > 0 ? { args: [...args] } : {}),
-    env: engineEnv(cache, GANG_ENV, member.container.env),
+    env: engineEnv(cache, [...GANG_ENV, ...(phase?.env ?? [])], member.container.env),
   };
-  if (serving) {
-    container.ports = [{ containerPort: ENGINE_PORT }];
-    container.readinessProbe = readinessProbe(ENGINE_PORT);
+  if (serving !== false) {
+    const port = phase?.enginePort ?? ENGINE_PORT;
+    container.ports = [{ containerPort: port }];
+    container.readinessProbe = readinessProbe(port);
   }
   return container;
 }

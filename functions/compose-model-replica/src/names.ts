@@ -2,6 +2,7 @@
 // v0.3.1's, byte for byte: a replica composed by upstream is taken over by
 // this function without renaming (and so without recreating) anything.
 
+import { hash } from 'node:crypto';
 import { childName } from '#lib';
 import type { Engine, Member, Replica } from './spec.js';
 
@@ -13,6 +14,12 @@ export const LABEL_WORKLOAD = 'modelplane.ai/workload';
 export const LABEL_POOL = 'modelplane.ai/pool';
 /** On a LeaderWorkerSet's leader pods only. */
 export const LABEL_LWS_ROLE = 'modelplane.ai/lws-role';
+/** On a Grove PodCliqueSet's leader clique only (informational, as LABEL_LWS_ROLE). */
+export const LABEL_CLIQUE_ROLE = 'modelplane.ai/clique-role';
+/** PrefillDecode: the phase of an engine's serving pods, which the picker's prefill and decode filters read. */
+export const LABEL_LLMD_ROLE = 'llm-d.ai/role';
+/** PrefillDecode: on both engines' serving pods. */
+export const LABEL_LLMD_SERVING = 'llm-d.ai/inference-serving';
 
 /** The pod-level DRA claim, and the last part of its template's name. */
 export const POD_CLAIM = 'devices';
@@ -47,6 +54,34 @@ export function serviceSafe(name: string): string {
 /** A gang's LeaderWorkerSet: its controller creates a headless Service of the same name, so it must be Service-safe. */
 export function leaderWorkerSetName(replica: Replica, engine: Engine): string {
   return serviceSafe(engineName(replica, engine));
+}
+
+/**
+ * Grove refuses a PodCliqueSet whose own name plus its scaling group's and
+ * clique's names (and the indices between them) run past 45 characters; its
+ * pods are named `<pcs>-<i>-gang-<j>-worker-<k>`. Upstream's newer code budgets
+ * 24 for the PodCliqueSet and hashes like childName within it.
+ */
+export const GROVE_NAME_MAX = 24;
+const GROVE_HASH_LENGTH = 5;
+
+/**
+ * A Leader/Worker engine's PodCliqueSet on the Dynamo stack: upstream's
+ * `grove_pcs_name`, byte for byte: `<replica>-<engine>` cut to 18 characters,
+ * trailing dashes removed, then "-" and the first five hex digits of the
+ * SHA-256 of the whole, uncut string (so two names cut to one prefix differ).
+ * Grove creates a headless Service per PodCliqueSet replica named after it,
+ * and a Service name must start with a letter: a replica name that starts
+ * with a digit gets "mr-" in front before the cut (upstream composes a name
+ * Grove's Service can't take, so no such object exists to take over).
+ */
+export function groveName(replica: Replica, engine: Engine): string {
+  const plain = `${replica.name}-${engine.name}`;
+  const full = /^[a-z]/.test(plain) ? plain : `mr-${plain}`;
+  const digest = hash('sha256', full, 'hex').slice(0, GROVE_HASH_LENGTH);
+  let prefix = full.slice(0, GROVE_NAME_MAX - GROVE_HASH_LENGTH - 1);
+  while (prefix.endsWith('-')) prefix = prefix.slice(0, -1);
+  return `${prefix}-${digest}`;
 }
 
 /** `standalone`, `leader` or `worker`: one member per role in an engine, so it tells members apart. */

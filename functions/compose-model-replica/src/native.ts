@@ -1,7 +1,7 @@
 // A Standalone engine: one self-contained pod per copy, as a Deployment.
 
 import type { V1Container, V1Deployment, V1PodSpec } from '@kubernetes/client-node';
-import { READY_QUERY, REMOTE_NAMESPACE, celReadiness, remoteObject, toJson } from '#lib';
+import { READY_QUERY, celReadiness, remoteObject, toJson } from '#lib';
 import { claimTemplate } from './claims.js';
 import { LABEL_SERVING, LABEL_WORKLOAD, claimKey, engineName, servingLabel, workloadKey } from './names.js';
 import {
@@ -19,17 +19,22 @@ import {
   type CacheShaping,
 } from './pod.js';
 import type { Composed } from './composed.js';
+import type { PhaseShaping } from './disaggregated.js';
 import type { Replica, StandaloneEngine } from './spec.js';
+import type { StackShaping } from './stack.js';
 
 export function nativeWorkload(
   providerConfig: string,
   replica: Replica,
   engine: StandaloneEngine,
   cache: CacheShaping | undefined,
+  stack: StackShaping,
+  phase?: PhaseShaping,
 ): Composed {
   const member = engine.member;
   const name = engineName(replica, engine);
-  const env = engineEnv(cache, [], member.container.env);
+  const env = engineEnv(cache, [...stack.env, ...(phase?.env ?? [])], member.container.env);
+  const port = phase?.enginePort ?? ENGINE_PORT;
   const container: V1Container = {
     name: ENGINE_CONTAINER,
     image: member.container.image,
@@ -37,27 +42,28 @@ export function nativeWorkload(
     // Always present, even empty: the user's args exactly as written, never a flag of ours.
     args: [...(member.container.args ?? [])],
     ...(env.length > 0 ? { env } : {}),
-    ports: [{ containerPort: ENGINE_PORT }],
+    ports: [{ containerPort: port }],
     volumeMounts: engineMounts(cache),
-    readinessProbe: readinessProbe(ENGINE_PORT),
+    readinessProbe: readinessProbe(port),
     ...claimResources(member),
+    ...(stack.securityContext ? { securityContext: structuredClone(stack.securityContext) } : {}),
   };
   const secrets = pullSecrets(member, cache);
   const podSpec: V1PodSpec = {
-    containers: [container],
-    volumes: podVolumes(cache),
+    containers: [container, ...(phase?.sidecars.map((c) => structuredClone(c)) ?? [])],
+    volumes: [...podVolumes(cache), ...(phase?.volumes.map((v) => structuredClone(v)) ?? [])],
     ...placement(replica, engine, member),
     ...(secrets.length > 0 ? { imagePullSecrets: secrets } : {}),
   };
   const deployment: V1Deployment = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name, namespace: REMOTE_NAMESPACE },
+    metadata: { name, namespace: replica.workloadNamespace },
     spec: {
       replicas: engine.copies,
       selector: { matchLabels: { [LABEL_WORKLOAD]: name } },
       template: {
-        metadata: podMetadata(member, { [LABEL_SERVING]: servingLabel(replica), [LABEL_WORKLOAD]: name }),
+        metadata: podMetadata(member, { [LABEL_SERVING]: servingLabel(replica), [LABEL_WORKLOAD]: name, ...phase?.labels }),
         spec: podSpec,
       },
     },

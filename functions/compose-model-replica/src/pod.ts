@@ -23,8 +23,10 @@ export const ENGINE_CONTAINER = 'engine';
 
 /**
  * GPU node groups carry this taint. DRA pods make no nvidia.com/gpu resource
- * request, so nothing adds the toleration for them. Only nvidia for now
- * (upstream v0.3.1); AMD comes with the stacks that need it.
+ * request, so nothing adds the toleration for them. Only nvidia, on every
+ * stack: upstream's two newer revisions disagree (one backend revision adds
+ * amd.com/gpu too, the newest test goldens expect nvidia only); we follow the
+ * newest, the goldens.
  */
 const GPU_TOLERATION: V1Toleration = { key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' };
 
@@ -74,12 +76,20 @@ export function cacheShaping(mount: CacheMount): CacheShaping {
 
 /**
  * The engine container's env: the cache contract's, then what Modelplane
- * injects (the gang aliases, then HOME for a read-only cache), then the
+ * injects (the gang aliases, the ModelExpress bundle on Dynamo, the NIXL side
+ * channel for PrefillDecode, then HOME for a read-only cache), then the
  * user's, so `$(VAR)` in a user value can refer to any of ours (Kubernetes
  * expands left to right). Where the user sets a name we also set, the user's
- * value wins and ours is dropped, so the pod carries each name once (a later
- * entry of ours likewise replaces an earlier one); the user's own entries are
- * passed through exactly as written.
+ * value wins and ours is dropped, so the pod carries each name once; the
+ * user's own entries are passed through exactly as written.
+ *
+ * Among ours, a later entry replaces an earlier one, so what Modelplane
+ * injects wins over the contract. That matters for ModelExpress: its server
+ * address and source identity decide which peers an engine pulls weights
+ * from, and whoever writes a cache's status must not be able to point every
+ * engine at another server. (The contract can't set those names today:
+ * validateMount admits only the cache's own variables; this order keeps it
+ * so if that list ever grows.)
  */
 export function engineEnv(cache: CacheShaping | undefined, injected: readonly V1EnvVar[], user: readonly EnvVar[]): V1EnvVar[] {
   const home: V1EnvVar[] = cache?.writableHome ? [{ name: HOME_ENV, value: HOME_MOUNT_PATH }] : [];

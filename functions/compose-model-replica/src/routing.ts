@@ -1,24 +1,15 @@
-// Unified routing: the gateway routes the replica's path to an InferencePool
-// over the serving pods, and an endpoint picker chooses a pod per request by
-// prefix-cache locality and queue depth. One surface whether the replica runs
-// one pod or many, so a second copy never swaps a Service for a pool under
-// live traffic.
+// Routing: the gateway routes the replica's path to an InferencePool over the
+// serving pods, and an endpoint picker chooses a pod per request by
+// prefix-cache locality and queue depth (Unified), or a prefill and a decode
+// pod (PrefillDecode). One surface whether the replica runs one pod or many,
+// so a second copy never swaps a Service for a pool under live traffic.
 
 import { createHash } from 'node:crypto';
-import {
-  DEFAULT_GATEWAY,
-  READY_QUERY,
-  REMOTE_NAMESPACE,
-  SUCCESSFUL_CREATE,
-  celReadiness,
-  remoteObject,
-  type InferenceCluster,
-  type JsonObject,
-} from '#lib';
+import { DEFAULT_GATEWAY, READY_QUERY, SUCCESSFUL_CREATE, celReadiness, remoteObject, type InferenceCluster, type JsonObject } from '#lib';
 import type { Composed } from './composed.js';
 import { EPP_KEYS, LABEL_SERVING, POOL_KEY, ROUTE_KEY, eppName, eppServiceName, poolName, routeName, servingLabel } from './names.js';
 import { ENGINE_PORT } from './pod.js';
-import { servingMember, type Replica } from './spec.js';
+import { phaseEngine, servingMember, type Replica } from './spec.js';
 
 /** Pinned: a new picker release changes behaviour, so it is a reviewed bump, not a floating tag. */
 export const EPP_IMAGE = 'ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0';
@@ -63,6 +54,59 @@ export function unifiedEppConfig(blockSize: number): string {
     'schedulingProfiles:',
     '- name: default',
     '  plugins:',
+    '  - pluginRef: max-score-picker',
+    '  - pluginRef: prefix-cache-scorer',
+    '    weight: 2',
+    '  - pluginRef: queue-scorer',
+    '    weight: 1',
+    '',
+  ].join('\n');
+}
+
+/**
+ * The disaggregated EndpointPickerConfig, byte for byte upstream v0.3.1's.
+ * Each request runs the prefill profile first; the profile handler's decider
+ * sends it through a prefill engine only when its uncached suffix is at least
+ * nonCachedTokens long (0 would mean never), reading the prefix match the
+ * producer computes; the routing sidecar on the decode pod then has the
+ * prefill engine do that part. Same producer settings as Unified.
+ */
+export function disaggregatedEppConfig(blockSize: number): string {
+  return [
+    'apiVersion: llm-d.ai/v1alpha1',
+    'kind: EndpointPickerConfig',
+    'plugins:',
+    '- type: approx-prefix-cache-producer',
+    '  parameters:',
+    '    autoTune: false',
+    `    blockSizeTokens: ${blockSize}`,
+    '    maxPrefixBlocksToMatch: 256',
+    '    lruCapacityPerServer: 31250',
+    '- type: prefix-cache-scorer',
+    '- type: disagg-headers-handler',
+    '- type: queue-scorer',
+    '- type: prefill-filter',
+    '- type: decode-filter',
+    '- type: max-score-picker',
+    '- type: prefix-based-pd-decider',
+    '  parameters:',
+    '    nonCachedTokens: 16',
+    '- type: disagg-profile-handler',
+    '  parameters:',
+    '    deciders:',
+    '      prefill: prefix-based-pd-decider',
+    'schedulingProfiles:',
+    '- name: prefill',
+    '  plugins:',
+    '  - pluginRef: prefill-filter',
+    '  - pluginRef: max-score-picker',
+    '  - pluginRef: prefix-cache-scorer',
+    '    weight: 2',
+    '  - pluginRef: queue-scorer',
+    '    weight: 1',
+    '- name: decode',
+    '  plugins:',
+    '  - pluginRef: decode-filter',
     '  - pluginRef: max-score-picker',
     '  - pluginRef: prefix-cache-scorer',
     '    weight: 2',
@@ -121,11 +165,25 @@ export function gatewayOf(cluster: InferenceCluster): Gateway {
 export function unifiedRouting(providerConfig: string, replica: Replica, gateway: Gateway): Composed {
   // The first engine's serving pod (upstream's choice); args are the user's, as composed.
   const firstEngine = replica.spec.engines[0]!;
-  const config = unifiedEppConfig(kvBlockSize(servingMember(firstEngine).container.args ?? []));
+  return routingSurface(providerConfig, replica, gateway, unifiedEppConfig(kvBlockSize(servingMember(firstEngine).container.args ?? [])));
+}
+
+/**
+ * PrefillDecode: the same pool, route and picker set as Unified (the pool
+ * still selects the serving label both engines' serving pods carry), with the
+ * disaggregated picker config. Its producer chunks prefixes at the decode
+ * engine's KV block size: decode holds the cache the prefix scorer predicts.
+ */
+export function disaggregatedRouting(providerConfig: string, replica: Replica, gateway: Gateway): Composed {
+  const decode = phaseEngine(replica.spec, 'Decode');
+  return routingSurface(providerConfig, replica, gateway, disaggregatedEppConfig(kvBlockSize(servingMember(decode).container.args ?? [])));
+}
+
+function routingSurface(providerConfig: string, replica: Replica, gateway: Gateway, config: string): Composed {
   const plain = (manifest: JsonObject): JsonObject => remoteObject({ providerConfig, readiness: SUCCESSFUL_CREATE, manifest });
   const eppService = eppServiceName(replica);
   const pool = poolName(replica);
-  const meta = (name: string): JsonObject => ({ name, namespace: REMOTE_NAMESPACE });
+  const meta = (name: string): JsonObject => ({ name, namespace: replica.workloadNamespace });
 
   return [
     [
@@ -169,7 +227,7 @@ export function unifiedRouting(providerConfig: string, replica: Replica, gateway
 function endpointPicker(providerConfig: string, replica: Replica, config: string): Composed {
   const epp = eppName(replica);
   const plain = (manifest: JsonObject): JsonObject => remoteObject({ providerConfig, readiness: SUCCESSFUL_CREATE, manifest });
-  const meta: JsonObject = { name: epp, namespace: REMOTE_NAMESPACE };
+  const meta: JsonObject = { name: epp, namespace: replica.workloadNamespace };
   const watch = ['get', 'watch', 'list'];
   return [
     [EPP_KEYS.serviceAccount, plain({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { ...meta } })],
@@ -193,7 +251,7 @@ function endpointPicker(providerConfig: string, replica: Replica, config: string
         apiVersion: 'rbac.authorization.k8s.io/v1',
         kind: 'RoleBinding',
         metadata: { ...meta },
-        subjects: [{ kind: 'ServiceAccount', name: epp, namespace: REMOTE_NAMESPACE }],
+        subjects: [{ kind: 'ServiceAccount', name: epp, namespace: replica.workloadNamespace }],
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: epp },
       }),
     ],
@@ -220,7 +278,7 @@ function endpointPicker(providerConfig: string, replica: Replica, config: string
                     image: EPP_IMAGE,
                     args: [
                       `--pool-name=${poolName(replica)}`,
-                      `--pool-namespace=${REMOTE_NAMESPACE}`,
+                      `--pool-namespace=${replica.workloadNamespace}`,
                       `--pool-group=${INFERENCE_GROUP}`,
                       `--config-file=${EPP_CONFIG_DIR}/${EPP_CONFIG_FILE}`,
                       `--grpc-port=${EPP_GRPC_PORT}`,
@@ -244,7 +302,7 @@ function endpointPicker(providerConfig: string, replica: Replica, config: string
       plain({
         apiVersion: 'v1',
         kind: 'Service',
-        metadata: { name: eppServiceName(replica), namespace: REMOTE_NAMESPACE },
+        metadata: { name: eppServiceName(replica), namespace: replica.workloadNamespace },
         spec: {
           selector: { app: epp },
           ports: [{ name: 'grpc-ext-proc', port: EPP_GRPC_PORT, targetPort: EPP_GRPC_PORT, appProtocol: 'http2' }],

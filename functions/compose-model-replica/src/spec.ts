@@ -5,6 +5,7 @@
 
 import {
   InputError,
+  REMOTE_NAMESPACE,
   array,
   assertNamePart,
   boolean,
@@ -75,9 +76,14 @@ export interface Member {
 
 export type Engine = StandaloneEngine | GangEngine;
 
+export const PHASES = ['Prefill', 'Decode'] as const;
+export type Phase = (typeof PHASES)[number];
+
 interface EngineBase {
   name: string;
   copies: number;
+  /** PrefillDecode serving only: which half of a request this engine serves. */
+  phase?: Phase;
   /** The engine image of the member listed first (upstream names it in the "Composing" event). */
   firstImage: string;
 }
@@ -102,6 +108,8 @@ export interface Replica {
   name: string;
   namespace: string;
   spec: ReplicaSpec;
+  /** Where everything it composes on the workload cluster goes: `default`, until fn.ts places it (settings.ts). */
+  workloadNamespace: string;
 }
 
 // The XRD's bounds, repeated so a replica that skipped admission is held to them too.
@@ -267,13 +275,14 @@ const engine: Parser<Engine> = (value, field) => {
   const parsed = object({
     name: string({ maxLength: 63 }),
     copies: optional(integer({ min: 1, max: MAX_COPIES })),
-    phase: optional(oneOf(['Prefill', 'Decode'] as const)),
+    phase: optional(oneOf(PHASES)),
     members: array(member, { minItems: 1, maxItems: MAX_MEMBERS }),
   })(value, field);
   // The engine name reaches childName and the remote object names.
   assertNamePart(parsed.name, `${field}.name`);
   const [first, second] = parsed.members;
-  const base = { name: parsed.name, copies: parsed.copies ?? 1, firstImage: first?.container.image ?? '' };
+  const base: EngineBase = { name: parsed.name, copies: parsed.copies ?? 1, firstImage: first?.container.image ?? '' };
+  if (parsed.phase !== undefined) base.phase = parsed.phase;
   if (parsed.members.length === 1 && first?.role === 'Standalone') return { ...base, shape: 'Standalone', member: first };
   const leader = parsed.members.find((m) => m.role === 'Leader');
   const worker = parsed.members.find((m) => m.role === 'Worker');
@@ -304,8 +313,41 @@ export function readReplica(xr: Composite): Replica {
     servingMode: parsed.serving?.mode ?? 'Unified',
     engines: parsed.engines,
   };
+  checkPhases(spec);
   if (parsed.modelCacheRef) spec.modelCacheRef = { name: parsed.modelCacheRef.name };
-  return { name: xr.name, namespace: xr.namespace, spec };
+  return { name: xr.name, namespace: xr.namespace, spec, workloadNamespace: REMOTE_NAMESPACE };
+}
+
+/**
+ * The XRD's PrefillDecode rules, in its order and with its words: exactly two
+ * engines, one per phase; and a phase only in PrefillDecode mode (a phase
+ * under Unified would silently be ignored).
+ */
+function checkPhases(spec: ReplicaSpec): void {
+  if (spec.servingMode !== 'PrefillDecode') {
+    const phased = spec.engines.findIndex((e) => e.phase !== undefined);
+    if (phased >= 0) throw new InputError(`spec.engines[${phased}].phase`, 'may only be set when serving.mode is PrefillDecode');
+    return;
+  }
+  if (spec.engines.length !== 2) {
+    throw new InputError(
+      'spec.engines',
+      `PrefillDecode serving requires exactly two engines (one Prefill, one Decode); got ${spec.engines.length}`,
+    );
+  }
+  for (const phase of PHASES) {
+    const count = spec.engines.filter((e) => e.phase === phase).length;
+    if (count !== 1) {
+      throw new InputError('spec.engines', `PrefillDecode serving requires exactly one engine with phase ${phase}; got ${count}`);
+    }
+  }
+}
+
+/** The engine serving one phase of a PrefillDecode replica (checked when read: there is exactly one). */
+export function phaseEngine(spec: ReplicaSpec, phase: Phase): Engine {
+  const engine = spec.engines.find((e) => e.phase === phase);
+  if (engine === undefined) throw new InputError('spec.engines', `PrefillDecode serving requires exactly one engine with phase ${phase}`);
+  return engine;
 }
 
 /** The member whose pods serve the API: the Standalone pod, or the gang's leader. */

@@ -469,37 +469,26 @@ describe('args unchanged (upstream --model injection, inverted)', () => {
   });
 });
 
-describe('what is not supported yet gets a Fatal result naming it', () => {
-  it('PrefillDecode serving', async () => {
-    const prefill = { ...standaloneEngine('prefill'), phase: 'Prefill' };
-    const decode = { ...standaloneEngine('decode'), phase: 'Decode' };
-    const rsp = await run(
-      requestFor({ xr: replica({ engines: [prefill, decode], serving: { mode: 'PrefillDecode' } }), cluster: cluster() }),
-    );
+describe('the cluster stack', () => {
+  it('a stack this function does not know gets a Fatal result naming it', async () => {
+    const rsp = await run(requestFor({ xr: replica(), cluster: cluster('cluster-a', { stack: 'Triton' }) }));
     expect(rsp.results).toHaveLength(1);
     expect(rsp.results[0]).toMatchObject({ severity: 'SEVERITY_FATAL' });
-    expect(rsp.results[0]!.message).toMatch(
-      /^spec\.serving\.mode PrefillDecode is not supported by compose-model-replica yet .*; use Unified$/,
+    expect(rsp.results[0]!.message).toBe(
+      "InferenceCluster cluster-a spec.stack is Triton: compose-model-replica serves on the Standard or Dynamo stack; correct the cluster's spec.stack",
     );
     expect(rsp.desired).toBeUndefined();
   });
 
   it.each([
-    ['a Standalone engine', standaloneEngine('main')],
-    ['a gang', gangEngine('main')],
-  ])('a cluster on the Dynamo stack, for %s', async (_name, engine) => {
-    const rsp = await run(requestFor({ xr: replica({ engines: [engine] }), cluster: cluster('cluster-a', { stack: 'Dynamo' }) }));
-    expect(rsp.results).toHaveLength(1);
-    expect(rsp.results[0]).toMatchObject({ severity: 'SEVERITY_FATAL' });
-    expect(rsp.results[0]!.message).toContain(
-      'InferenceCluster cluster-a spec.stack is Dynamo: compose-model-replica serves only on the Standard stack yet',
+    ['Standard', 'Deployment', 'LeaderWorkerSet'],
+    ['Dynamo', 'Deployment', 'PodCliqueSet'],
+  ])('a cluster that says %s serves a Standalone engine as a %s and a gang as a %s', async (stack, standalone, gang) => {
+    const rsp = await run(
+      requestFor({ xr: replica({ engines: [standaloneEngine('small'), gangEngine('big')] }), cluster: cluster('cluster-a', { stack }) }),
     );
-    expect(rsp.desired).toBeUndefined();
-  });
-
-  it('a cluster that says Standard is served', async () => {
-    const rsp = await run(requestFor({ xr: replica(), cluster: cluster('cluster-a', { stack: 'Standard' }) }));
-    expect(manifest(rsp, 'model-serving-main')['kind']).toBe('Deployment');
+    expect(manifest(rsp, 'model-serving-small')['kind']).toBe(standalone);
+    expect(manifest(rsp, 'model-serving-big')['kind']).toBe(gang);
   });
 });
 

@@ -178,7 +178,7 @@ describe('a contract variable outside the allowlist is refused (InvalidCacheMoun
     const accepted = condition(rsp, 'ModelAccepted');
     expect(accepted).toMatchObject({ status: 'STATUS_CONDITION_FALSE', reason: 'InvalidCacheMount' });
     expect(accepted?.message).toContain(
-      `mount.env[4].name ${name} is not a variable a cache mount may set (only MODELPLANE_MODEL, MODELPLANE_MODEL_REVISION, HF_HUB_CACHE, HF_HUB_OFFLINE)`,
+      `mount.env[4].name ${name} is not a variable a cache mount may set (only MODELPLANE_MODEL, MODELPLANE_MODEL_REVISION, HF_HUB_CACHE, HF_HUB_OFFLINE, MODELPLANE_WORKLOAD_NAMESPACE)`,
     );
     expect(rsp.results).toEqual([{ severity: 'SEVERITY_WARNING', reason: 'InvalidCacheMount', message: accepted?.message }]);
   });

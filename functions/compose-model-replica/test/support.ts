@@ -211,9 +211,21 @@ export function at(value: unknown, ...path: (string | number)[]): unknown {
   return current;
 }
 
-/** The pod templates of a workload: a Deployment's one, or an LWS's leader and worker. */
+/**
+ * The pod templates of a workload: a Deployment's one, an LWS's leader and
+ * worker, or a PodCliqueSet's leader and worker cliques (as a template: the
+ * clique's labels and annotations as metadata, its podSpec as spec).
+ */
 export function podTemplates(workload: JsonObject): { name: string; template: JsonObject }[] {
   if (workload['kind'] === 'Deployment') return [{ name: 'pod', template: at(workload, 'spec', 'template') as JsonObject }];
+  if (workload['kind'] === 'PodCliqueSet') {
+    return (at(workload, 'spec', 'template', 'cliques') as JsonObject[]).map((clique) => {
+      const metadata: JsonObject = {};
+      if (clique['labels']) metadata['labels'] = clique['labels'];
+      if (clique['annotations']) metadata['annotations'] = clique['annotations'];
+      return { name: clique['name'] as string, template: { metadata, spec: at(clique, 'spec', 'podSpec') as JsonObject } };
+    });
+  }
   return [
     { name: 'leader', template: at(workload, 'spec', 'leaderWorkerTemplate', 'leaderTemplate') as JsonObject },
     { name: 'worker', template: at(workload, 'spec', 'leaderWorkerTemplate', 'workerTemplate') as JsonObject },

@@ -11,6 +11,21 @@ export type Phase = (typeof PHASES)[number];
 export const ARTIFACT_KINDS = ['Image', 'ModelArtifact'] as const;
 export type ArtifactKind = (typeof ARTIFACT_KINDS)[number];
 
+/**
+ * HuggingFace: how far staging got, as the download reported it from the
+ * workload cluster (observed, never guessed): bytes and files of the selected
+ * files, and the percent of bytes. `summary` is what a printer column shows.
+ */
+export interface CacheProgress {
+  percent: number;
+  bytesDone: number;
+  bytesTotal: number;
+  filesDone: number;
+  filesTotal: number;
+  /** "37%", "37%, stalled 15m", "100%, verified". */
+  summary: string;
+}
+
 /** One cluster's cache state, as the child reports it (and the parent copies it). */
 export interface ClusterCacheState {
   phase: Phase;
@@ -26,6 +41,42 @@ export interface ClusterCacheState {
   artifactKind?: ArtifactKind;
   /** HuggingFace and OCI: the Job attempts made for this artifact since it last changed or a retry was asked for. */
   attempts?: number;
+  /** HuggingFace: the download's progress (while Hydrating, and latched at 100% once Ready). */
+  progress?: CacheProgress;
+  /** HuggingFace: every staged file was checked against the hub (sha256, or size and etag) before Ready. */
+  verified?: boolean;
+  /** HuggingFace: the commit the revision resolved to when staged (what the mount contract pins engines to). */
+  commit?: string;
+  /** HuggingFace: the claim size asked for, in GiB (spec.huggingFace.sizeGiB, or resolved on the cluster and latched). */
+  sizeGiB?: number;
+}
+
+const COMMIT = /^[0-9a-f]{40}$/;
+
+/** Whole percent of bytes, rounded down: 100 only when every byte is there (and 0 of 0 is 0). */
+export function percentOf(done: number, total: number): number {
+  if (total === 0) return done === 0 ? 0 : 100;
+  return Math.min(100, Math.floor((done * 100) / total));
+}
+const MAX_SUMMARY = 64;
+
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+}
+
+/** A progress object as written by this project, or undefined: a status someone edited is not shown as progress. */
+export function readProgress(value: unknown): CacheProgress | undefined {
+  if (!isObject(value)) return undefined;
+  const percent = count(value['percent']);
+  const bytesDone = count(value['bytesDone']);
+  const bytesTotal = count(value['bytesTotal']);
+  const filesDone = count(value['filesDone']);
+  const filesTotal = count(value['filesTotal']);
+  const summary = asString(value['summary']);
+  if (percent === undefined || percent > 100 || bytesDone === undefined || bytesTotal === undefined) return undefined;
+  if (filesDone === undefined || filesTotal === undefined || summary === undefined || summary.length > MAX_SUMMARY) return undefined;
+  if (bytesDone > bytesTotal || filesDone > filesTotal) return undefined;
+  return { percent, bytesDone, bytesTotal, filesDone, filesTotal, summary };
 }
 
 export interface CacheEntry extends ClusterCacheState {
@@ -59,6 +110,14 @@ export function readCacheState(status: unknown): ClusterCacheState {
   if (isArtifactKind(kind)) state.artifactKind = kind;
   const attempts = getIn(status, 'attempts');
   if (typeof attempts === 'number' && Number.isInteger(attempts) && attempts > 0) state.attempts = attempts;
+  const progress = readProgress(getIn(status, 'progress'));
+  if (progress !== undefined) state.progress = progress;
+  const verified = getIn(status, 'verified');
+  if (typeof verified === 'boolean') state.verified = verified;
+  const commit = asString(getIn(status, 'commit'));
+  if (commit !== undefined && COMMIT.test(commit)) state.commit = commit;
+  const sizeGiB = count(getIn(status, 'sizeGiB'));
+  if (sizeGiB !== undefined && sizeGiB > 0) state.sizeGiB = sizeGiB;
   return state;
 }
 
@@ -85,5 +144,9 @@ export function cacheStateFields(state: ClusterCacheState): JsonObject {
   if (state.digest !== undefined) out['digest'] = state.digest;
   if (state.artifactKind !== undefined) out['artifactKind'] = state.artifactKind;
   if (state.attempts !== undefined) out['attempts'] = state.attempts;
+  if (state.progress !== undefined) out['progress'] = { ...state.progress };
+  if (state.verified !== undefined) out['verified'] = state.verified;
+  if (state.commit !== undefined) out['commit'] = state.commit;
+  if (state.sizeGiB !== undefined) out['sizeGiB'] = state.sizeGiB;
   return out;
 }

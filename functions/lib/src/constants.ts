@@ -18,6 +18,14 @@ export const KIND = {
  */
 export const REMOTE_NAMESPACE = 'default';
 
+/**
+ * A mount staged outside `default` (a per-team workload namespace, settings.ts)
+ * names its namespace in this env var: the replica reads it, so engine pods
+ * land where the claim is (a pod can mount only a claim in its own namespace),
+ * and a replica configured otherwise can say so. Absent means `default`.
+ */
+export const WORKLOAD_NAMESPACE_ENV = 'MODELPLANE_WORKLOAD_NAMESPACE';
+
 /** Where engine pods read the model. Upstream's path; engines are configured against it. */
 export const CACHE_MOUNT_PATH = '/mnt/models';
 
@@ -40,8 +48,14 @@ export const HOME_MOUNT_PATH = '/modelplane-home';
 /** Bounded so a runaway engine cache evicts its own pod, not the node. */
 export const HOME_SIZE_LIMIT = '20Gi';
 
+/**
+ * The shared-memory volume a PrefillDecode engine pod also declares for NIXL
+ * KV transfer (upstream's name; compose-model-replica adds it).
+ */
+export const NIXL_SHM_VOLUME = 'nixl-shm';
+
 /** Volume names a cache contract may not use: the pod already has them. */
-export const RESERVED_VOLUME_NAMES: readonly string[] = [SHM_VOLUME, HOME_VOLUME];
+export const RESERVED_VOLUME_NAMES: readonly string[] = [SHM_VOLUME, HOME_VOLUME, NIXL_SHM_VOLUME];
 
 /** Where the hydration Job writes the weights (a different path from engines', so they can't be confused). */
 export const HYDRATION_MOUNT_PATH = '/mnt/artifact';
@@ -76,6 +90,14 @@ export const RETRY_ANNOTATION = 'modelplane.ai/retry';
  * the parent never overwrites a retry a person asked of one child.
  */
 export const CACHE_RETRY_ANNOTATION = 'modelplane.ai/cache-retry';
+/**
+ * A person asks to check a Ready HuggingFace copy against the hub again by setting this annotation to a
+ * new value: on a ModelCache (every cluster) or on one ModelCacheHydration (that cluster). The cluster
+ * stays Ready while it is checked, then is Ready again or Failed naming the file that no longer matches.
+ */
+export const REVERIFY_ANNOTATION = 'modelplane.ai/reverify';
+/** Where compose-model-cache copies the ModelCache's re-verify annotation on each child (as the retry's). */
+export const CACHE_REVERIFY_ANNOTATION = 'modelplane.ai/cache-reverify';
 
 /** On everything the cache composes on a workload cluster, so a person can list it. */
 export const LABEL_MODELCACHE = 'modelplane.ai/modelcache';

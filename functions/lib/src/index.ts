@@ -18,4 +18,5 @@ export * from './runtime/serve.js';
 export * from './runtime/server.js';
 export * from './runtime/tls.js';
 export * from './runtime/codec.js';
+export * from './settings.js';
 export * from './source.js';

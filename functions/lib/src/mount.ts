@@ -27,6 +27,7 @@ import {
   MODELPACK_CSI_DRIVER,
   MODELPACK_CSI_REFERENCE_ATTRIBUTE,
   RESERVED_VOLUME_NAMES,
+  WORKLOAD_NAMESPACE_ENV,
 } from './constants.js';
 import { DNS_LABEL, DNS_SUBDOMAIN } from './input.js';
 import { isObject, type JsonObject } from './json.js';
@@ -77,6 +78,11 @@ const CONTRACT_ENV: ReadonlyMap<string, EnvValueRule | undefined> = new Map<stri
   [HF_HUB_CACHE_ENV, (value: string) => (isUnder(value, MOUNT_ROOT) ? undefined : `must be ${MOUNT_ROOT} or a path below it`)],
   // A contract may only keep engines off the hub, never send them there.
   [HF_HUB_OFFLINE_ENV, (value: string) => (value === HF_HUB_OFFLINE_VALUE ? undefined : `must be "${HF_HUB_OFFLINE_VALUE}"`)],
+  // Where the cache lives on the cluster: read by the replica to place engine pods, inert in the pod.
+  [
+    WORKLOAD_NAMESPACE_ENV,
+    (value: string) => (value.length <= 63 && DNS_LABEL.test(value) ? undefined : 'must be a namespace name (a DNS label)'),
+  ],
 ]);
 
 export type MountValidation = { ok: true; mount: CacheMount } | { ok: false; problems: string[] };

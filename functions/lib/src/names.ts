@@ -68,8 +68,10 @@ export function assertNamePart(value: string, field: string): string {
 export interface CacheNames {
   /** The staging PVC (HuggingFace): upstream's name, so an existing Bound PVC is adopted. */
   pvc: string;
-  /** The hydration Job. */
+  /** The hydration Job (and the ServiceAccount, Role and RoleBinding it reports its progress with). */
   job: string;
+  /** HuggingFace without sizeGiB: the Job that sizes the claim from the hub's listing, before it exists. */
+  sizer: string;
   /** The token Secret the Job reads. */
   authSecret: string;
   /** The OCI resolver Job, its ServiceAccount, Role, RoleBinding and result ConfigMap. */
@@ -80,6 +82,7 @@ export function cacheNames(namespace: string, cache: string): CacheNames {
   return {
     pvc: childName('modelcache', namespace, cache),
     job: childName('modelcache', namespace, cache, 'hydrate'),
+    sizer: childName('modelcache', namespace, cache, 'size'),
     authSecret: childName('modelcache', namespace, cache, 'auth'),
     resolver: childName('modelcache', namespace, cache, 'resolve'),
   };

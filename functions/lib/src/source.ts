@@ -21,7 +21,12 @@ export const DEFAULT_TOKEN_KEY = 'HF_TOKEN';
 export interface HuggingFaceSource {
   repo: string;
   revision?: string;
-  sizeGiB: number;
+  /** The claim size; absent: sized on the workload cluster from the hub's listing of the selected files, then latched. */
+  sizeGiB?: number;
+  /** Glob patterns (huggingface_hub's allow_patterns): only matching files are staged. Absent: every file. */
+  include?: string[];
+  /** Glob patterns (huggingface_hub's ignore_patterns): matching files are not staged. */
+  exclude?: string[];
 }
 
 export interface OciSource {
@@ -55,6 +60,8 @@ const MAX_HF_FIELD = 256;
 /** A registry host, a path, a tag and a digest fit well under this. */
 const MAX_OCI_REF = 1024;
 const MAX_SUBPATH = 1024;
+/** include/exclude: a handful of patterns in practice; the bound keeps the Job's command small. */
+const MAX_PATTERNS = 32;
 /** The mount contract admits at most this many pull secrets (validateMount). */
 const MAX_PULL_SECRETS = 8;
 
@@ -141,10 +148,20 @@ const ociReference = (): Parser<string> =>
     return undefined;
   });
 
+/**
+ * A file pattern, in huggingface_hub's semantics (fnmatch, case-sensitive,
+ * `*` crossing "/", a trailing "/" meaning everything below): one command
+ * argument, never empty.
+ */
+const filePattern = (): Parser<string> =>
+  refine(commandArgument(), (value, field) => (value === '' ? new InputError(field, 'must not be empty') : undefined));
+
 const huggingFaceParser = object({
   repo: repoId(),
   revision: optional(commandArgument()),
-  sizeGiB: integer({ min: 1, max: MAX_SIZE_GIB }),
+  sizeGiB: optional(integer({ min: 1, max: MAX_SIZE_GIB })),
+  include: optional(array(filePattern(), { maxItems: MAX_PATTERNS })),
+  exclude: optional(array(filePattern(), { maxItems: MAX_PATTERNS })),
 });
 const ociParser = object({
   ref: ociReference(),
@@ -179,8 +196,11 @@ export function parseModelSource(spec: unknown, field = 'spec'): ModelSource {
   switch (source) {
     case 'HuggingFace': {
       const parsed = huggingFaceParser(spec[sibling], at);
-      const huggingFace: HuggingFaceSource = { repo: parsed.repo, sizeGiB: parsed.sizeGiB };
+      const huggingFace: HuggingFaceSource = { repo: parsed.repo };
       if (parsed.revision !== undefined) huggingFace.revision = parsed.revision;
+      if (parsed.sizeGiB !== undefined) huggingFace.sizeGiB = parsed.sizeGiB;
+      if (parsed.include !== undefined && parsed.include.length > 0) huggingFace.include = parsed.include;
+      if (parsed.exclude !== undefined && parsed.exclude.length > 0) huggingFace.exclude = parsed.exclude;
       return { source, huggingFace };
     }
     case 'OCI': {
@@ -202,8 +222,12 @@ export function parseModelSource(spec: unknown, field = 'spec'): ModelSource {
 export function sourceFields(source: ModelSource): JsonObject {
   switch (source.source) {
     case 'HuggingFace': {
-      const huggingFace: JsonObject = { repo: source.huggingFace.repo, sizeGiB: source.huggingFace.sizeGiB };
-      if (source.huggingFace.revision !== undefined) huggingFace['revision'] = source.huggingFace.revision;
+      const { repo, revision, sizeGiB, include, exclude } = source.huggingFace;
+      const huggingFace: JsonObject = { repo };
+      if (sizeGiB !== undefined) huggingFace['sizeGiB'] = sizeGiB;
+      if (revision !== undefined) huggingFace['revision'] = revision;
+      if (include !== undefined) huggingFace['include'] = [...include];
+      if (exclude !== undefined) huggingFace['exclude'] = [...exclude];
       return { source: source.source, huggingFace };
     }
     case 'OCI': {

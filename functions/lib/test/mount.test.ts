@@ -106,6 +106,11 @@ describe('validateMount refuses what is outside the subset', () => {
     ['the reserved dshm name', withChange((m) => (volumes(m)[0]!['name'] = 'dshm')), 'mount.volumes[0].name "dshm" is reserved'],
     ['the HOME scratch name', withChange((m) => (volumes(m)[0]!['name'] = 'modelplane-home')), 'is reserved for the engine pod'],
     [
+      'the NIXL shared-memory name',
+      withChange((m) => (volumes(m)[0]!['name'] = 'nixl-shm')),
+      'mount.volumes[0].name "nixl-shm" is reserved',
+    ],
+    [
       'a mount of an undeclared volume',
       withChange((m) => (mounts(m)[0]!['name'] = 'other')),
       'mount.volumeMounts[0].name must name a volume in mount.volumes',
@@ -145,7 +150,12 @@ describe('validateMount refuses what is outside the subset', () => {
     [
       'LD_PRELOAD, a variable the project does not publish',
       withChange((m) => env(m).push({ name: 'LD_PRELOAD', value: '/mnt/models/hook.so' })),
-      'mount.env[4].name LD_PRELOAD is not a variable a cache mount may set (only MODELPLANE_MODEL, MODELPLANE_MODEL_REVISION, HF_HUB_CACHE, HF_HUB_OFFLINE)',
+      'mount.env[4].name LD_PRELOAD is not a variable a cache mount may set (only MODELPLANE_MODEL, MODELPLANE_MODEL_REVISION, HF_HUB_CACHE, HF_HUB_OFFLINE, MODELPLANE_WORKLOAD_NAMESPACE)',
+    ],
+    [
+      'a workload namespace that is not a namespace name',
+      withChange((m) => env(m).push({ name: 'MODELPLANE_WORKLOAD_NAMESPACE', value: 'mp-team; rm -rf /' })),
+      'mount.env[4].value of MODELPLANE_WORKLOAD_NAMESPACE must be a namespace name (a DNS label)',
     ],
     [
       'PYTHONPATH into the model volume',

@@ -74,6 +74,7 @@ describe('cache names', () => {
     expect(cacheNames('ml-team', 'qwen')).toEqual({
       pvc: 'modelcache-ml-team-qwen-17db2',
       job: 'modelcache-ml-team-qwen-hydrate-256ec',
+      sizer: 'modelcache-ml-team-qwen-size-0415e',
       authSecret: 'modelcache-ml-team-qwen-auth-ae01b',
       resolver: 'modelcache-ml-team-qwen-resolve-167ed',
     });

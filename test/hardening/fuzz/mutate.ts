@@ -651,6 +651,109 @@ const CACHE_ENTRY_EDITS: Edit[] = [
   [['status'], [undefined, {}, 'x']],
 ];
 
+// --- The function input (issue 15: the platform team's settings) -------------
+
+const SETTINGS = { apiVersion: 'fn.modelplane.ai/v1alpha1' } as const;
+const INPUT_KIND: Record<FunctionName, string | undefined> = {
+  'compose-model-cache': undefined,
+  'compose-model-cache-hydration': 'HydrationSettings',
+  'compose-model-replica': 'ReplicaSettings',
+};
+const HOSTILE_STRINGS: Json[] = ["x'; touch PWNED; '", '$(id)', '`id`', 'a b', '', 'ü', 'x'.repeat(5000), 5, null, true, [], {}];
+const INPUT_EDITS: Edit[] = [
+  [['kind'], ['Settings', 'HydrationSettings', 'ReplicaSettings', undefined, 5]],
+  [['apiVersion'], ['fn.modelplane.ai/v1', undefined, '']],
+  [['workloadNamespace'], ['Shared', 'PerTeam', 'perteam', 'mp-ml-team', 5, null]],
+  [
+    ['images', 'hydration'],
+    ['registry.corp.example/ml/hf:1', 'python:3.11-slim', 'UPPER/x', ...HOSTILE_STRINGS],
+  ],
+  [
+    ['images', 'resolver'],
+    ['registry.corp.example/crane:v1', ...OCI_REFS, ...HOSTILE_STRINGS],
+  ],
+  [
+    ['images', 'pullSecrets'],
+    [['corp-registry'], ['A'], [5], 'x', Array.from({ length: 20 }, (_, i) => `s${i}`)],
+  ],
+  [
+    ['install', 'pip'],
+    [true, false, 'false', 0],
+  ],
+  [
+    ['install', 'indexUrl'],
+    ['https://pypi.corp.example/simple', 'ftp://x', 'https://u:p@x', ...HOSTILE_STRINGS],
+  ],
+  [
+    ['network', 'hfEndpoint'],
+    ['https://hf-mirror.corp.example', 'hf-mirror', 'https://[::1]:8080', ...HOSTILE_STRINGS],
+  ],
+  [
+    ['network', 'httpsProxy'],
+    ['http://proxy:3128', 'http://me:secret@proxy:3128', 'socks5://p:1', ...HOSTILE_STRINGS],
+  ],
+  [
+    ['network', 'noProxy'],
+    ['.svc,10.0.0.0/8', '.svc, .local', '*', ...HOSTILE_STRINGS],
+  ],
+  [
+    ['network', 'caBundle'],
+    [{ configMap: 'corp-ca' }, { configMap: 'Corp CA' }, { configMap: 'ca', key: '../x' }, {}, 'ca', null],
+  ],
+  [
+    ['jobs', 'resources'],
+    [{ limits: { memory: '4Gi' } }, { limits: { memory: 'lots' } }, { requests: { 'bad key!': 1 } }, { requests: { cpu: -1 } }],
+  ],
+  [
+    ['jobs', 'nodeSelector'],
+    [{ pool: 'staging' }, { 'bad key!': 'x' }, { a: 5 }, []],
+  ],
+  [
+    ['jobs', 'tolerations'],
+    [[{ operator: 'Exists' }], [{ key: 'k', operator: 'Equal', value: 'v', effect: 'NoSchedule' }], [{ value: 'x' }], [5], {}],
+  ],
+  [
+    ['jobs', 'priorityClassName'],
+    ['staging-low', 'High', ...HOSTILE_STRINGS],
+  ],
+  [
+    ['jobs', 'ttlSecondsAfterFinished'],
+    [60, 600, 59, 86_401, 1.5, '600', NaN],
+  ],
+  [
+    ['jobs', 'backoffLimit'],
+    [0, 10, 11, -1, 2.5],
+  ],
+  [
+    ['storage', 'accessMode'],
+    ['ReadWriteOnce', 'ReadOnlyMany', 'rwx', 5],
+  ],
+  [
+    ['storage', 'imageVolumes'],
+    [true, false, 'yes'],
+  ],
+  [
+    ['clusters'],
+    [
+      [{ clusterSelector: { matchLabels: { 'modelplane.ai/tier': 'a100' } }, storage: { imageVolumes: true } }],
+      [{}],
+      [{ clusterSelector: {} }],
+      'x',
+      [5],
+    ],
+  ],
+];
+
+/** Add a settings input to a request without one, or edit the one it has (the function must answer either with a Fatal naming an input field or a sound response). */
+function mutateInput(rnd: Random, req: TestRequest, name: FunctionName): string {
+  const kind = INPUT_KIND[name];
+  if (!req.input || rnd.chance(0.2)) {
+    req.input = kind === undefined ? { ...SETTINGS, kind: 'Anything' } : { ...SETTINGS, kind };
+  }
+  if (rnd.chance(0.1)) return mutateInside(rnd, req.input, 0, 'input');
+  return edit(rnd, req.input, INPUT_EDITS, 'input');
+}
+
 // --- The request --------------------------------------------------------------
 
 function observedKeys(req: TestRequest): string[] {
@@ -809,7 +912,8 @@ export function mutate(rnd: Random, name: FunctionName, seed: TestRequest): Muta
       const xr = request.observed?.composite?.resource;
       mutations.push(xr ? edit(rnd, xr, rnd.chance(0.8) ? EDITS[name] : COMMON_EDITS, 'xr') : 'xr: absent');
     } else if (roll < 0.7) mutations.push(mutateObserved(rnd, request));
-    else if (roll < 0.92) mutations.push(mutateRequired(rnd, request, name));
+    else if (roll < 0.86) mutations.push(mutateRequired(rnd, request, name));
+    else if (roll < 0.92) mutations.push(mutateInput(rnd, request, name));
     else if (roll < 0.97) mutations.push(mutateEnvelope(rnd, request));
     else mutations.push(mutateDepth(rnd, request));
   }

@@ -15,7 +15,8 @@ export interface Violation {
  * <problem>"; the runtime's own catch-all ("<function> failed: ...") is an
  * internal error, never this.
  */
-export const NAMES_A_FIELD = /^(?:(?:spec|metadata|status)(?:[.[]\S*)?|observed composite resource|InferenceCluster \S+ spec\.\w+) \S/;
+export const NAMES_A_FIELD =
+  /^(?:(?:spec|metadata|status|input)(?:[.[]\S*)?|observed composite resource|InferenceCluster \S+ spec\.\w+) \S/;
 
 // Kubernetes' name rules.
 const DNS_1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

@@ -82,6 +82,10 @@ async function exampleSeeds(name: FunctionName): Promise<Seed[]> {
       if (key !== undefined) observed[key] = { resource: doc };
     }
     const base: TestRequest = { meta: { tag: `seed-${stage}` }, observed: { composite: { resource: xr }, resources: observed } };
+    // A settings example renders with its own Composition: its step's input is part of the request.
+    const [composition] = documents(`${dir}/${stage}/composition.yaml`);
+    const input = (composition?.['spec'] as { pipeline?: { input?: JsonObject }[] } | undefined)?.pipeline?.[0]?.input;
+    if (input) base.input = input;
     seeds.push({ name: stage, request: await resolve(name, base, documents(`${dir}/${stage}/required.yaml`)) });
   }
   return seeds;

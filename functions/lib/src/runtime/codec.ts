@@ -5,7 +5,9 @@
 // straight out), without the generated code's intermediate Value/Struct
 // messages. Requests carry every observed and required resource as Structs,
 // so at a thousand clusters this is where a server spends its time; the
-// generated codec stays the reference the tests compare against.
+// generated codec stays the reference the tests compare against. Servers
+// decode on demand (decodeRequestOnDemand, below): the bigger parts of each
+// Struct stay bytes until a function reads them.
 
 import { keyedRecord } from '../json.js';
 import type { RunFunctionRequest, RunFunctionResponse } from '../protocol.js';
@@ -40,6 +42,7 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
  */
 const WINDOW_BITS = 19;
 const WINDOW = 1 << WINDOW_BITS;
+const WINDOW_WORTH = WINDOW / 4;
 
 /**
  * Short strings seen before, by a hash of their bytes: Kubernetes objects
@@ -68,6 +71,8 @@ class Reader {
   /** Where readList gathers a list's items. */
   readonly items: Json[] = [];
   private readonly windows: (string | undefined)[] = [];
+  /** Bytes cut so far from each window's part of the buffer, while it has no window. */
+  private readonly used: number[] = [];
   constructor(readonly buf: Buffer) {}
 
   private window(index: number): string {
@@ -133,14 +138,22 @@ class Reader {
     const stop = start + length;
     this.pos = stop;
     const buf = this.buf;
-    // One pass: is it ASCII, and (for a short one) its hash, to find it among the strings seen before.
+    if (length > SHORT_STRING) {
+      // Is it ASCII? (Four bytes at a time while they last: a long string has no use for a hash.)
+      let i = start;
+      for (; i + 4 <= stop; i += 4)
+        if ((buf[i]! | buf[i + 1]! | buf[i + 2]! | buf[i + 3]!) > 0x7f) return buf.toString('utf8', start, stop);
+      for (; i < stop; i++) if (buf[i]! > 0x7f) return buf.toString('utf8', start, stop);
+      return this.cut(start, stop);
+    }
+    // One pass: is it ASCII, and its hash, to find it among the strings seen before.
     let hash = length;
     for (let i = start; i < stop; i++) {
       const byte = buf[i]!;
       if (byte > 0x7f) return buf.toString('utf8', start, stop);
       hash = Math.imul(hash ^ byte, 0x01000193);
     }
-    if (length <= SHORT_STRING) {
+    {
       const slot = (hash >>> 0) & (SHORT_STRINGS - 1);
       const known = shortStrings[slot];
       if (known !== undefined && known.length === length && sameBytes(known, buf, start)) return known;
@@ -148,13 +161,23 @@ class Reader {
       shortStrings[slot] = fresh;
       return fresh;
     }
-    return this.cut(start, stop);
   }
 
-  /** An ASCII run of the buffer as a string, from its latin1 window when it lies in one. */
+  /**
+   * An ASCII run of the buffer as a string, from its latin1 window when it
+   * lies in one. A window is made only once strings worth WINDOW_WORTH bytes
+   * were cut from its part of the buffer: decoding on demand reads a few
+   * strings from each resource, and copying the whole request into windows
+   * for them would cost more than cutting each from the buffer.
+   */
   private cut(start: number, stop: number): string {
     const index = start >>> WINDOW_BITS;
     if (index !== (stop - 1) >>> WINDOW_BITS || stop === start) return this.buf.toString('latin1', start, stop);
+    if (this.windows[index] === undefined) {
+      const used = (this.used[index] ?? 0) + (stop - start);
+      this.used[index] = used;
+      if (used < WINDOW_WORTH) return this.buf.toString('latin1', start, stop);
+    }
     const offset = index * WINDOW;
     return this.window(index).substring(start - offset, stop - offset);
   }
@@ -181,9 +204,12 @@ class Reader {
       case FIXED64:
         this.pos += 8;
         break;
-      case LENGTH_DELIMITED:
-        this.pos += this.length(end);
+      case LENGTH_DELIMITED: {
+        // The length first: `this.pos += this.length(end)` would add it to the position before the length's own bytes.
+        const length = this.length(end);
+        this.pos += length;
         break;
+      }
       case FIXED32:
         this.pos += 4;
         break;
@@ -223,12 +249,24 @@ function readStruct(r: Reader, end: number, depth: number): Record<string, Json>
         else if (t === 18) value = readValue(r, r.sub(entryEnd), depth + 1);
         else r.skip(t & 7, entryEnd);
       }
+      ended(r, entryEnd);
       if (value !== undefined) put(out, key, value);
     } else {
       r.skip(tag & 7, end);
     }
   }
+  ended(r, end);
   return out;
+}
+
+/**
+ * A varint may run on past the end of the message it starts in; the reader
+ * would then go on from inside the next field. Inside a Struct that is
+ * refused, so that where a Struct's parts lie is known from the lengths alone
+ * (which decoding on demand relies on) and both decoders read the same.
+ */
+function ended(r: Reader, end: number): void {
+  if (r.pos !== end) throw new DecodeError('field overruns its message');
 }
 
 function readList(r: Reader, end: number, depth: number): Json[] {
@@ -248,6 +286,7 @@ function readList(r: Reader, end: number, depth: number): Json[] {
       r.skip(tag & 7, end);
     }
   }
+  ended(r, end);
   const out = items.slice(start);
   items.length = start;
   return out;
@@ -281,7 +320,491 @@ function readValue(r: Reader, end: number, depth: number): Json | undefined {
         r.skip(tag & 7, end);
     }
   }
+  ended(r, end);
   return value;
+}
+
+// --- Decoding on demand --------------------------------------------------------
+//
+// A function reads a small part of each resource it is sent (names, labels, a
+// few status fields), and a request at a thousand clusters is megabytes of
+// Structs. Decoded on demand, a Struct becomes an object whose scalar members
+// are there at once and whose nested Structs and lists are not decoded until
+// first read: such a member is an accessor (shared per key name, so objects
+// built alike share V8's hidden classes) that decodes its bytes, replaces
+// itself with the plain value and returns it. The objects are otherwise
+// ordinary: keys in the same order as a full decode gives, visible to
+// `for...in`, `Object.keys`, `Object.hasOwn`, spread, JSON and structuredClone,
+// writable and deletable. A function cannot tell them from fully decoded
+// ones, and what it gets from them is the same.
+//
+// Every Struct is still checked whole as it is reached (lengths, wire types,
+// depth), in the same order as the full decoder reads it, so a request is
+// refused exactly when the full decoder would refuse it, with the same
+// message, whatever parts of it are later read.
+
+const STRUCT = 1;
+const LIST = 2;
+
+/** A request being decoded on demand: its reader, and how many Struct bytes are still undecoded. */
+interface Source {
+  readonly r: Reader;
+  /** Structs and lists up to this many bytes are decoded with what holds them. */
+  readonly atOnce: number;
+  pendingBytes: number;
+}
+
+/** The members of one object decoded on demand, five slots each: key, start, end, kind, and the value once read. */
+interface Pending {
+  readonly source: Source;
+  readonly members: unknown[];
+  /** Where each key's last member is, once there are too many members to search. */
+  index: Map<string, number> | undefined;
+}
+
+const PENDING = Symbol('modelplane.pending');
+type WithPending = Record<string, unknown> & { [PENDING]?: Pending };
+
+/** Past this many undecoded members, an object gets a map from key to member rather than a search per read. */
+const SEARCHED = 16;
+
+function findMember(pending: Pending, key: string): number {
+  const members = pending.members;
+  if (members.length <= SEARCHED * 5) {
+    // From the end: when a Struct repeats a key, its last value is the one that counts.
+    for (let at = members.length - 5; at >= 0; at -= 5) if (members[at] === key) return at;
+    return -1;
+  }
+  let index = pending.index;
+  if (index === undefined) {
+    index = new Map();
+    for (let at = 0; at < members.length; at += 5) index.set(members[at] as string, at);
+    pending.index = index;
+  }
+  return index.get(key) ?? -1;
+}
+
+function defineValue(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/** Not decoded yet (a member's value slot). */
+const UNREAD = Symbol('unread');
+
+/**
+ * The member `key` of `target`: decoded on its first read and kept, so later
+ * reads return the same value. (The accessor stays: redefining it as a plain
+ * property would push V8 to make the object a slow dictionary.)
+ */
+function decodeMember(target: WithPending, key: string): unknown {
+  const pending = target[PENDING];
+  const at = pending === undefined ? -1 : findMember(pending, key);
+  if (pending === undefined || at < 0) return undefined;
+  const members = pending.members;
+  const known = members[at + 4];
+  if (known !== UNREAD) return known;
+  const start = members[at + 1] as number;
+  const end = members[at + 2] as number;
+  const source = pending.source;
+  source.pendingBytes -= end - start;
+  const r = source.r;
+  const resume = r.pos;
+  r.pos = start;
+  const value = members[at + 3] === STRUCT ? shallowStruct(source, end, 0, false) : shallowList(source, end);
+  r.pos = resume;
+  members[at + 4] = value;
+  return value;
+}
+
+/** One accessor per key name (a bounded number kept), shared by every object that has that key undecoded. */
+const accessors = new Map<string, PropertyDescriptor>();
+const ACCESSORS_KEPT = 4096;
+
+function accessorFor(key: string): PropertyDescriptor {
+  let descriptor = accessors.get(key);
+  if (descriptor === undefined) {
+    descriptor = {
+      get(this: WithPending): unknown {
+        return decodeMember(this, key);
+      },
+      // Written before it was read: the written value simply replaces it.
+      set(this: object, value: unknown): void {
+        defineValue(this, key, value);
+      },
+      enumerable: true,
+      configurable: true,
+    };
+    if (accessors.size < ACCESSORS_KEPT) accessors.set(key, descriptor);
+  }
+  return descriptor;
+}
+
+/**
+ * Read a Value's fields at r.pos up to `end` (already checked): a scalar is
+ * decoded; a Struct or list is only located, as [kind, start, end] in `at`.
+ * Returns the scalar, or LOCATED, or undefined for a Value with no kind. As in
+ * readValue, the last kind on the wire wins.
+ */
+const LOCATED = Symbol('located');
+/**
+ * A Struct or list this small is decoded at once: keeping its place and
+ * decoding it later costs more than decoding it (labels, a condition, an
+ * owner reference). What is left for later is what is big: managedFields,
+ * specs, statuses, manifests.
+ */
+export const DECODED_AT_ONCE = 1024;
+const located = [0, 0, 0];
+
+function scanValue(source: Source, end: number, depth: number, check: boolean): Json | typeof LOCATED | undefined {
+  const r = source.r;
+  let value: Json | typeof LOCATED | undefined;
+  while (r.pos < end) {
+    const tag = r.varint();
+    switch (tag) {
+      case 8:
+        r.varint();
+        value = null;
+        break;
+      case 17:
+        value = r.double(end);
+        break;
+      case 26:
+        value = r.string(end);
+        break;
+      case 32:
+        value = r.varint() !== 0;
+        break;
+      case 42:
+      case 50: {
+        const stop = r.sub(end);
+        if (stop - r.pos <= source.atOnce) {
+          value = tag === 42 ? readStruct(r, stop, depth) : readList(r, stop, depth);
+          break;
+        }
+        const start = r.pos;
+        if (check) {
+          if (tag === 42) checkStruct(r.buf, start, stop, depth);
+          else checkList(r.buf, start, stop, depth);
+        }
+        located[0] = tag === 42 ? STRUCT : LIST;
+        located[1] = start;
+        located[2] = stop;
+        r.pos = stop;
+        value = LOCATED;
+        break;
+      }
+      default:
+        r.skip(tag & 7, end);
+    }
+  }
+  if (check) ended(r, end);
+  return value;
+}
+
+/**
+ * A Struct's top level (r.pos to `end`): scalars and small parts decoded,
+ * bigger Structs and lists left for their first read. With `check`, it walks
+ * and checks as readStruct does, the parts it leaves included (first reads
+ * later need no checks); depth counts as in readStruct. Without, the bytes
+ * were checked before, and depth starts again from 0, which can only be less
+ * than the true depth, so no bound is crossed that was not crossed before.
+ */
+function shallowStruct(source: Source, end: number, depth: number, check: boolean): Record<string, Json> {
+  if (check && depth > MAX_STRUCT_DEPTH) throw new DecodeError(`struct nested deeper than ${MAX_STRUCT_DEPTH}`);
+  const r = source.r;
+  const out: WithPending = {};
+  let pending: Pending | undefined;
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag !== 10) {
+      r.skip(tag & 7, end);
+      continue;
+    }
+    const entryEnd = r.sub(end);
+    let key = '';
+    let value: Json | typeof LOCATED | undefined;
+    let kind = 0;
+    let start = 0;
+    let stop = 0;
+    while (r.pos < entryEnd) {
+      const t = r.varint();
+      if (t === 10) key = r.string(entryEnd);
+      else if (t === 18) {
+        value = scanValue(source, r.sub(entryEnd), depth + 1, check);
+        if (value === LOCATED) {
+          kind = located[0]!;
+          start = located[1]!;
+          stop = located[2]!;
+        }
+      } else r.skip(t & 7, entryEnd);
+    }
+    if (check) ended(r, entryEnd);
+    if (value === undefined) continue;
+    if (value !== LOCATED) {
+      put(out, key, value);
+      continue;
+    }
+    if (pending === undefined) {
+      pending = { source, members: [], index: undefined };
+      Object.defineProperty(out, PENDING, { value: pending });
+    }
+    pending.members.push(key, start, stop, kind, UNREAD);
+    pending.index?.set(key, pending.members.length - 5);
+    source.pendingBytes += stop - start;
+    Object.defineProperty(out, key, accessorFor(key));
+  }
+  if (check) ended(r, end);
+  return out as Record<string, Json>;
+}
+
+/** A list, checked before (r.pos to `end`): its items, each Struct among them read by shallowStruct. */
+function shallowList(source: Source, end: number): Json[] {
+  const r = source.r;
+  const items = r.items;
+  const first = items.length;
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag !== 10) {
+      r.skip(tag & 7, end);
+      continue;
+    }
+    const value = scanValue(source, r.sub(end), 0, false);
+    if (value === undefined) continue;
+    if (value !== LOCATED) {
+      items.push(value);
+      continue;
+    }
+    const kind = located[0];
+    const start = located[1]!;
+    const stop = located[2]!;
+    const resume = r.pos;
+    r.pos = start;
+    items.push(kind === STRUCT ? shallowStruct(source, stop, 0, false) : shallowList(source, stop));
+    r.pos = resume;
+  }
+  const out = items.slice(first);
+  items.length = first;
+  return out;
+}
+
+// Checking a Struct or list whole without decoding it (the parts left for
+// later): readStruct, readList, readValue and the Reader's walk and checks,
+// in their order and with their messages, building nothing. Written apart
+// from the Reader, on a local position, because it runs over every byte of
+// every part no function reads.
+
+/** Where the last varint read by slowVarint ended. */
+let varintEnd = 0;
+
+/** Reader.varint, from `pos`: the value, and its end in varintEnd. */
+function slowVarint(buf: Buffer, pos: number): number {
+  let result = 0;
+  let multiplier = 1;
+  for (let i = 0; i < 10; i++) {
+    if (pos >= buf.length) throw new DecodeError('truncated varint');
+    const byte = buf[pos++]!;
+    result += (byte & 0x7f) * multiplier;
+    if (byte < 0x80) {
+      varintEnd = pos;
+      return result;
+    }
+    multiplier *= 0x80;
+  }
+  throw new DecodeError('varint longer than 10 bytes');
+}
+
+/** Reader.length: a length prefix at `pos`, checked against `end`; its end in varintEnd. */
+function lengthAt(buf: Buffer, pos: number, end: number): number {
+  let length: number;
+  if (pos < buf.length && buf[pos]! < 0x80) {
+    length = buf[pos]!;
+    varintEnd = pos + 1;
+  } else {
+    length = slowVarint(buf, pos);
+  }
+  if (varintEnd + length > end) throw new DecodeError('length exceeds message');
+  return length;
+}
+
+/** Reader.skip from `pos`; returns where the field ends. */
+function skipAt(buf: Buffer, pos: number, wireType: number, end: number): number {
+  switch (wireType) {
+    case VARINT:
+      slowVarint(buf, pos);
+      pos = varintEnd;
+      break;
+    case FIXED64:
+      pos += 8;
+      break;
+    case LENGTH_DELIMITED: {
+      const length = lengthAt(buf, pos, end);
+      pos = varintEnd + length;
+      break;
+    }
+    case FIXED32:
+      pos += 4;
+      break;
+    case START_GROUP:
+      for (;;) {
+        const tag = slowVarint(buf, pos);
+        pos = varintEnd;
+        if ((tag & 7) === END_GROUP) break;
+        pos = skipAt(buf, pos, tag & 7, end);
+      }
+      break;
+    default:
+      throw new DecodeError(`unknown wire type ${wireType}`);
+  }
+  if (pos > end) throw new DecodeError('truncated field');
+  return pos;
+}
+
+function overruns(pos: number, end: number): void {
+  if (pos !== end) throw new DecodeError('field overruns its message');
+}
+
+/** readStruct's checks over `pos` to `end`; returns the end. */
+function checkStruct(buf: Buffer, pos: number, end: number, depth: number): number {
+  if (depth > MAX_STRUCT_DEPTH) throw new DecodeError(`struct nested deeper than ${MAX_STRUCT_DEPTH}`);
+  while (pos < end) {
+    let tag = buf[pos]!;
+    if (tag < 0x80) pos++;
+    else {
+      tag = slowVarint(buf, pos);
+      pos = varintEnd;
+    }
+    if (tag !== 10) {
+      pos = skipAt(buf, pos, tag & 7, end);
+      continue;
+    }
+    const entryLength = lengthAt(buf, pos, end);
+    pos = varintEnd;
+    const entryEnd = pos + entryLength;
+    while (pos < entryEnd) {
+      let t = buf[pos]!;
+      if (t < 0x80) pos++;
+      else {
+        t = slowVarint(buf, pos);
+        pos = varintEnd;
+      }
+      if (t === 10) {
+        const length = lengthAt(buf, pos, entryEnd);
+        pos = varintEnd + length;
+      } else if (t === 18) {
+        const length = lengthAt(buf, pos, entryEnd);
+        pos = varintEnd;
+        pos = checkValue(buf, pos, pos + length, depth + 1);
+      } else {
+        pos = skipAt(buf, pos, t & 7, entryEnd);
+      }
+    }
+    overruns(pos, entryEnd);
+  }
+  overruns(pos, end);
+  return pos;
+}
+
+/** readList's checks over `pos` to `end`; returns the end. */
+function checkList(buf: Buffer, pos: number, end: number, depth: number): number {
+  if (depth > MAX_STRUCT_DEPTH) throw new DecodeError(`list nested deeper than ${MAX_STRUCT_DEPTH}`);
+  while (pos < end) {
+    let tag = buf[pos]!;
+    if (tag < 0x80) pos++;
+    else {
+      tag = slowVarint(buf, pos);
+      pos = varintEnd;
+    }
+    if (tag === 10) {
+      const length = lengthAt(buf, pos, end);
+      pos = varintEnd;
+      pos = checkValue(buf, pos, pos + length, depth + 1);
+    } else {
+      pos = skipAt(buf, pos, tag & 7, end);
+    }
+  }
+  overruns(pos, end);
+  return pos;
+}
+
+/** readValue's checks over `pos` to `end`; returns the end. */
+function checkValue(buf: Buffer, pos: number, end: number, depth: number): number {
+  while (pos < end) {
+    let tag = buf[pos]!;
+    if (tag < 0x80) pos++;
+    else {
+      tag = slowVarint(buf, pos);
+      pos = varintEnd;
+    }
+    switch (tag) {
+      case 8:
+      case 32:
+        slowVarint(buf, pos);
+        pos = varintEnd;
+        break;
+      case 17:
+        if (pos + 8 > end) throw new DecodeError('truncated double');
+        pos += 8;
+        break;
+      case 26: {
+        const length = lengthAt(buf, pos, end);
+        pos = varintEnd + length;
+        break;
+      }
+      case 42: {
+        const length = lengthAt(buf, pos, end);
+        pos = varintEnd;
+        pos = checkStruct(buf, pos, pos + length, depth);
+        break;
+      }
+      case 50: {
+        const length = lengthAt(buf, pos, end);
+        pos = varintEnd;
+        pos = checkList(buf, pos, pos + length, depth);
+        break;
+      }
+      default:
+        pos = skipAt(buf, pos, tag & 7, end);
+    }
+  }
+  overruns(pos, end);
+  return pos;
+}
+
+const sources = new WeakMap<object, { source: Source; structBytes: number; requestBytes: number }>();
+
+/**
+ * Decode a RunFunctionRequest, each Struct's bigger nested parts only when
+ * first read. `decodedAtOnce` (tests) sets how big a part may be and still be
+ * decoded with what holds it; 0 leaves every nested Struct and list for later.
+ */
+export function decodeRequestOnDemand(bytes: Uint8Array, options: { decodedAtOnce?: number } = {}): RunFunctionRequest {
+  const buf = asBuffer(bytes);
+  const r = new Reader(buf);
+  const source: Source = { r, atOnce: options.decodedAtOnce ?? DECODED_AT_ONCE, pendingBytes: 0 };
+  let structBytes = 0;
+  const struct: StructReader = (_reader, end, depth) => {
+    structBytes += end - r.pos;
+    return shallowStruct(source, end, depth, true);
+  };
+  const req = readRequest(r, buf.length, struct);
+  sources.set(req, { source, structBytes, requestBytes: buf.length });
+  return req;
+}
+
+export interface DecodeStats {
+  /** The request's size on the wire. */
+  requestBytes: number;
+  /** The bytes of all its Structs (resources, input, context, schemas). */
+  structBytes: number;
+  /** The bytes decoded so far: the request less the parts of its Structs no one has read. */
+  decodedBytes: number;
+}
+
+/** How much of a request decoded on demand has been decoded so far (undefined for one decoded in full). */
+export function decodeStats(req: RunFunctionRequest): DecodeStats | undefined {
+  const found = sources.get(req);
+  if (found === undefined) return undefined;
+  return { requestBytes: found.requestBytes, structBytes: found.structBytes, decodedBytes: found.requestBytes - found.source.pendingBytes };
 }
 
 interface DecodedResource {
@@ -290,11 +813,14 @@ interface DecodedResource {
   ready: number;
 }
 
-function readResource(r: Reader, end: number): DecodedResource {
+/** How a message reader reads a Struct: all of it (readStruct), or its top level only (readStructOnDemand). */
+type StructReader = (r: Reader, end: number, depth: number) => Record<string, Json>;
+
+function readResource(r: Reader, end: number, struct: StructReader): DecodedResource {
   const out: DecodedResource = { resource: undefined, connectionDetails: {}, ready: 0 };
   while (r.pos < end) {
     const tag = r.varint();
-    if (tag === 10) out.resource = readStruct(r, r.sub(end), 0);
+    if (tag === 10) out.resource = struct(r, r.sub(end), 0);
     else if (tag === 18) readMap(r, r.sub(end), out.connectionDetails, (e) => r.bytes(e));
     else if (tag === 24) out.ready = r.int32();
     else r.skip(tag & 7, end);
@@ -302,17 +828,21 @@ function readResource(r: Reader, end: number): DecodedResource {
   return out;
 }
 
-function readResources(r: Reader, end: number): { items: DecodedResource[] } {
+function readResources(r: Reader, end: number, struct: StructReader): { items: DecodedResource[] } {
   const items: DecodedResource[] = [];
   while (r.pos < end) {
     const tag = r.varint();
-    if (tag === 10) items.push(readResource(r, r.sub(end)));
+    if (tag === 10) items.push(readResource(r, r.sub(end), struct));
     else r.skip(tag & 7, end);
   }
   return { items };
 }
 
-function readState(r: Reader, end: number): { composite: DecodedResource | undefined; resources: Record<string, DecodedResource> } {
+function readState(
+  r: Reader,
+  end: number,
+  struct: StructReader,
+): { composite: DecodedResource | undefined; resources: Record<string, DecodedResource> } {
   const out: { composite: DecodedResource | undefined; resources: Record<string, DecodedResource> } = {
     composite: undefined,
     // A thousand clusters are a thousand keys here.
@@ -320,8 +850,8 @@ function readState(r: Reader, end: number): { composite: DecodedResource | undef
   };
   while (r.pos < end) {
     const tag = r.varint();
-    if (tag === 10) out.composite = readResource(r, r.sub(end));
-    else if (tag === 18) readMap(r, r.sub(end), out.resources, (e) => readResource(r, r.sub(e)));
+    if (tag === 10) out.composite = readResource(r, r.sub(end), struct);
+    else if (tag === 18) readMap(r, r.sub(end), out.resources, (e) => readResource(r, r.sub(e), struct));
     else r.skip(tag & 7, end);
   }
   return out;
@@ -358,11 +888,11 @@ function readCredentials(r: Reader, end: number): { credentialData?: { data: Rec
   return credentials;
 }
 
-function readSchema(r: Reader, end: number): { openapiV3?: Record<string, Json> } {
+function readSchema(r: Reader, end: number, struct: StructReader): { openapiV3?: Record<string, Json> } {
   const schema: { openapiV3?: Record<string, Json> } = {};
   while (r.pos < end) {
     const tag = r.varint();
-    if (tag === 10) schema.openapiV3 = readStruct(r, r.sub(end), 0);
+    if (tag === 10) schema.openapiV3 = struct(r, r.sub(end), 0);
     else r.skip(tag & 7, end);
   }
   return schema;
@@ -382,11 +912,17 @@ function readMeta(r: Reader, end: number): { tag: string; capabilities: number[]
   return meta;
 }
 
-/** Decode a RunFunctionRequest into the shape of the SDK's generated type. */
+/** Decode a RunFunctionRequest into the shape of the SDK's generated type, every Struct in full. */
 export function decodeRequest(bytes: Uint8Array): RunFunctionRequest {
-  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const r = new Reader(buf);
-  const end = buf.length;
+  const buf = asBuffer(bytes);
+  return readRequest(new Reader(buf), buf.length, readStruct);
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+function readRequest(r: Reader, end: number, struct: StructReader): RunFunctionRequest {
   const extraResources: Record<string, { items: DecodedResource[] }> = {};
   const credentials: Record<string, { credentialData?: { data: Record<string, Buffer> } }> = {};
   const requiredResources: Record<string, { items: DecodedResource[] }> = {};
@@ -409,28 +945,28 @@ export function decodeRequest(bytes: Uint8Array): RunFunctionRequest {
         req['meta'] = readMeta(r, r.sub(end));
         break;
       case 18:
-        req['observed'] = readState(r, r.sub(end));
+        req['observed'] = readState(r, r.sub(end), struct);
         break;
       case 26:
-        req['desired'] = readState(r, r.sub(end));
+        req['desired'] = readState(r, r.sub(end), struct);
         break;
       case 34:
-        req['input'] = readStruct(r, r.sub(end), 0);
+        req['input'] = struct(r, r.sub(end), 0);
         break;
       case 42:
-        req['context'] = readStruct(r, r.sub(end), 0);
+        req['context'] = struct(r, r.sub(end), 0);
         break;
       case 50:
-        readMap(r, r.sub(end), extraResources, (e) => readResources(r, r.sub(e)));
+        readMap(r, r.sub(end), extraResources, (e) => readResources(r, r.sub(e), struct));
         break;
       case 58:
         readMap(r, r.sub(end), credentials, (e) => readCredentials(r, r.sub(e)));
         break;
       case 66:
-        readMap(r, r.sub(end), requiredResources, (e) => readResources(r, r.sub(e)));
+        readMap(r, r.sub(end), requiredResources, (e) => readResources(r, r.sub(e), struct));
         break;
       case 74:
-        readMap(r, r.sub(end), requiredSchemas, (e) => readSchema(r, r.sub(e)));
+        readMap(r, r.sub(end), requiredSchemas, (e) => readSchema(r, r.sub(e), struct));
         break;
       default:
         r.skip(tag & 7, end);

@@ -3,13 +3,13 @@
 
 import { FlagError, parseFlags, usage } from './flags.js';
 import { jsonLogger } from './log.js';
-import { createFunctionServer, drain, listen, type FunctionHandler } from './server.js';
+import { createFunctionServer, drain, listen, type DecodeMode, type FunctionHandler } from './server.js';
 import { TlsError, serverCredentials } from './tls.js';
 
 /** Kubernetes waits 30 s after SIGTERM by default; finish well inside that. */
 const SHUTDOWN_GRACE_MS = 20_000;
 
-export async function serveFunction(options: { name: string; handler: FunctionHandler }): Promise<void> {
+export async function serveFunction(options: { name: string; handler: FunctionHandler; decode?: DecodeMode }): Promise<void> {
   const started = process.hrtime.bigint();
   let flags;
   try {
@@ -39,7 +39,7 @@ export async function serveFunction(options: { name: string; handler: FunctionHa
     process.exit(1);
   }
 
-  const server = createFunctionServer({ name: options.name, handler: options.handler, logger });
+  const server = createFunctionServer({ name: options.name, handler: options.handler, logger, decode: options.decode });
   // Handlers go in before the server says it listens: a signal that arrives
   // right after must find them, not the default (which kills the process).
   let stopping = false;

@@ -8,7 +8,7 @@ import { getString } from '../json.js';
 import { FunctionRunnerServiceService, Severity, type RunFunctionRequest, type RunFunctionResponse } from '../protocol.js';
 import { fatalResult } from '../response.js';
 import { RESPONSE_TTL_SECONDS } from '../constants.js';
-import { DecodeError, decodeRequest, encodeResponse } from './codec.js';
+import { DecodeError, decodeRequest, decodeRequestOnDemand, encodeResponse } from './codec.js';
 import type { Logger } from './log.js';
 
 /** A composition function: a pure function of its request. */
@@ -79,10 +79,27 @@ export const RUN_FUNCTION_SERVICE = {
   },
 };
 
-/** Answer one call's bytes: decode, run, log, encode. Throws only a DecodeError, for bytes that are not a request. */
-export function answer(name: string, handler: FunctionHandler, bytes: Buffer, logger: Logger): Buffer {
+/**
+ * How a server decodes requests. `on-demand` (what the functions run with)
+ * decodes a Struct's nested parts only when the handler first reads them;
+ * `full` decodes everything first, as the benchmark's floor does. Both
+ * refuse the same bytes and give a handler the same values.
+ */
+export type DecodeMode = 'on-demand' | 'full';
+
+/**
+ * Answer one call's bytes: decode, run, log, encode. Throws only a DecodeError, for bytes that are not a request.
+ * (Tests may pass their own decoder.)
+ */
+export function answer(
+  name: string,
+  handler: FunctionHandler,
+  bytes: Buffer,
+  logger: Logger,
+  decode: DecodeMode | ((bytes: Buffer) => RunFunctionRequest) = 'on-demand',
+): Buffer {
   const started = process.hrtime.bigint();
-  const req = decodeRequest(bytes);
+  const req = decode === 'full' ? decodeRequest(bytes) : decode === 'on-demand' ? decodeRequestOnDemand(bytes) : decode(bytes);
   let rsp = runSafely(name, handler, req, logger);
   let encoded: Buffer;
   try {
@@ -112,8 +129,13 @@ export function answer(name: string, handler: FunctionHandler, bytes: Buffer, lo
   return encoded;
 }
 
-export function createFunctionServer(options: { name: string; handler: FunctionHandler; logger: Logger }): grpc.Server {
-  const { name, handler, logger } = options;
+export function createFunctionServer(options: {
+  name: string;
+  handler: FunctionHandler;
+  logger: Logger;
+  decode?: DecodeMode;
+}): grpc.Server {
+  const { name, handler, logger, decode = 'on-demand' } = options;
   const server = new grpc.Server({
     'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
@@ -122,7 +144,7 @@ export function createFunctionServer(options: { name: string; handler: FunctionH
     runFunction: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
       let encoded: Buffer;
       try {
-        encoded = answer(name, handler, call.request, logger);
+        encoded = answer(name, handler, call.request, logger, decode);
       } catch (error) {
         // Bytes that are not a request get INVALID_ARGUMENT; anything else (never expected) INTERNAL. The server stays up.
         const undecodable = error instanceof DecodeError;

@@ -1,0 +1,218 @@
+// A small HuggingFace hub on localhost, serving a fake repository the way the
+// hub's API does for what huggingface_hub 1.x asks (read in its source:
+// HfApi.model_info, get_hf_file_metadata, http_get):
+//
+//   GET  /api/models/<repo>/revision/<rev>?blobs=true   the commit (`sha`) and the
+//        files (`siblings`: rfilename, size, blobId, lfs {size, sha256, pointerSize})
+//   HEAD /<repo>/resolve/<rev>/<path>   X-Repo-Commit, ETag (the git blob id, or
+//        for LFS files X-Linked-Etag = sha256 and X-Linked-Size), Content-Length
+//   GET  /<repo>/resolve/<rev>/<path>   the bytes, with Range (206) for resumes
+//
+// and the one Kubernetes call the script makes: PATCH of its own Job's
+// annotations (recorded, for the progress assertions). Faults are switched
+// per test: a corrupted file (right size, wrong bytes), a connection cut
+// mid-file, a slow file, an error body that echoes the Authorization header.
+
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeFile {
+  path: string;
+  content: Buffer;
+  /** Served as an LFS file: sha256 and X-Linked-* headers. */
+  lfs?: boolean;
+  /** Listed with this size, never served (a file too big to stage). */
+  listedSize?: number;
+}
+
+export interface FakeRevision {
+  commit: string;
+  files: FakeFile[];
+}
+
+export interface Faults {
+  /** Serve this file's bytes flipped (same size). */
+  corrupt?: string;
+  /** Cut the connection after this many bytes of this file, once. */
+  cut?: { path: string; after: number };
+  /** Stream this file in 16 KiB chunks, this many ms apart. */
+  slow?: { path: string; delayMs: number };
+  /** Answer model_info with 404 and a body quoting the request's Authorization header. */
+  echoAuth?: boolean;
+}
+
+export interface Recorded {
+  method: string;
+  url: string;
+  range?: string;
+  authorization?: string;
+  body?: string;
+}
+
+export function gitBlobId(content: Buffer): string {
+  return createHash('sha1').update(`blob ${content.length}\0`).update(content).digest('hex');
+}
+
+export function sha256(content: Buffer): string {
+  return createHash('sha256').update(content).digest('hex');
+}
+
+export class FakeHub {
+  readonly requests: Recorded[] = [];
+  faults: Faults = {};
+  private server: Server | undefined;
+  private cutDone = new Set<string>();
+
+  constructor(
+    readonly repo: string,
+    /** Branches and tags by name, each resolving to a revision; a commit resolves to itself. */
+    readonly refs: Record<string, FakeRevision>,
+  ) {}
+
+  get url(): string {
+    const address = this.server?.address() as AddressInfo;
+    return `http://127.0.0.1:${address.port}`;
+  }
+
+  /** The PATCH bodies sent to the Job, as the annotation values they set, in order. */
+  reports(): Record<string, unknown>[] {
+    return this.requests
+      .filter((r) => r.method === 'PATCH')
+      .map((r) => JSON.parse(r.body ?? '{}') as { metadata: { annotations: Record<string, string> } })
+      .map((patch) => JSON.parse(patch.metadata.annotations['modelplane.ai/progress'] ?? '{}') as Record<string, unknown>);
+  }
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      void this.handle(req, res);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => {
+      server.close(() => {
+        resolve();
+      });
+    });
+  }
+
+  private revision(name: string): FakeRevision | undefined {
+    return this.refs[name] ?? Object.values(this.refs).find((r) => r.commit === name);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const url = new URL(req.url ?? '/', 'http://hub');
+    const record: Recorded = { method: req.method ?? '', url: url.pathname };
+    if (req.headers.range) record.range = req.headers.range;
+    if (req.headers.authorization) record.authorization = req.headers.authorization;
+    if (chunks.length > 0) record.body = Buffer.concat(chunks).toString('utf8');
+    this.requests.push(record);
+
+    if (req.method === 'PATCH' && url.pathname.startsWith('/apis/batch/v1/')) {
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+      return;
+    }
+    const info = `/api/models/${this.repo}/revision/`;
+    // Without a revision, huggingface_hub asks /api/models/<repo>: the default branch.
+    if (req.method === 'GET' && url.pathname === `/api/models/${this.repo}`) url.pathname = `${info}main`;
+    if (req.method === 'GET' && url.pathname.startsWith(info)) {
+      if (this.faults.echoAuth) {
+        res.writeHead(404, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ error: `Repository not found for ${req.headers.authorization ?? 'anonymous'}` }));
+        return;
+      }
+      const revision = this.revision(decodeURIComponent(url.pathname.slice(info.length)));
+      if (!revision) {
+        notFound(res, 'Revision Not Found');
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(
+        JSON.stringify({ id: this.repo, modelId: this.repo, sha: revision.commit, private: false, siblings: revision.files.map(sibling) }),
+      );
+      return;
+    }
+    const resolve = `/${this.repo}/resolve/`;
+    if (url.pathname.startsWith(resolve)) {
+      const rest = url.pathname.slice(resolve.length);
+      const slash = rest.indexOf('/');
+      const revision = this.revision(decodeURIComponent(rest.slice(0, slash)));
+      const path = decodeURIComponent(rest.slice(slash + 1));
+      const file = revision?.files.find((f) => f.path === path && f.listedSize === undefined);
+      if (!revision || !file) {
+        notFound(res, 'Entry not found');
+        return;
+      }
+      this.serveFile(req, res, revision.commit, file);
+      return;
+    }
+    notFound(res, 'not found');
+  }
+
+  private serveFile(req: IncomingMessage, res: ServerResponse, commit: string, file: FakeFile): void {
+    const content = this.faults.corrupt === file.path ? Buffer.from(file.content.map((b) => b ^ 0xff)) : file.content;
+    const headers: Record<string, string> = {
+      'X-Repo-Commit': commit,
+      'Accept-Ranges': 'bytes',
+      'Content-Type': 'application/octet-stream',
+    };
+    if (file.lfs) {
+      headers['ETag'] = `"${sha256(file.content)}"`;
+      headers['X-Linked-Etag'] = `"${sha256(file.content)}"`;
+      headers['X-Linked-Size'] = String(file.content.length);
+    } else {
+      headers['ETag'] = `"${gitBlobId(file.content)}"`;
+    }
+    const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+    const start = range ? Number(range[1]) : 0;
+    const body = content.subarray(start);
+    headers['Content-Length'] = String(body.length);
+    if (req.method === 'HEAD') {
+      res.writeHead(200, { ...headers, 'Content-Length': String(content.length) }).end();
+      return;
+    }
+    if (range) headers['Content-Range'] = `bytes ${start}-${content.length - 1}/${content.length}`;
+    res.writeHead(range ? 206 : 200, headers);
+    const cut = this.faults.cut;
+    if (cut?.path === file.path && !this.cutDone.has(file.path) && !range) {
+      this.cutDone.add(file.path);
+      res.write(body.subarray(0, cut.after), () => res.socket?.destroy());
+      return;
+    }
+    const slow = this.faults.slow;
+    if (slow?.path === file.path) {
+      void streamSlowly(res, body, slow.delayMs);
+      return;
+    }
+    res.end(body);
+  }
+}
+
+async function streamSlowly(res: ServerResponse, body: Buffer, delayMs: number): Promise<void> {
+  const CHUNK = 16 * 1024;
+  for (let offset = 0; offset < body.length; offset += CHUNK) {
+    res.write(body.subarray(offset, offset + CHUNK));
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+  }
+  res.end();
+}
+
+function notFound(res: ServerResponse, message: string): void {
+  res.writeHead(404, { 'Content-Type': 'application/json', 'X-Error-Message': message }).end(JSON.stringify({ error: message }));
+}
+
+function sibling(file: FakeFile): Record<string, unknown> {
+  const size = file.listedSize ?? file.content.length;
+  if (file.lfs || file.listedSize !== undefined) {
+    const digest = file.listedSize !== undefined ? 'f'.repeat(64) : sha256(file.content);
+    return { rfilename: file.path, size, blobId: gitBlobId(file.content), lfs: { size, sha256: digest, pointerSize: 134 } };
+  }
+  return { rfilename: file.path, size, blobId: gitBlobId(file.content) };
+}

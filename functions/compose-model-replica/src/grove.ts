@@ -1,0 +1,183 @@
+// A Leader + Worker engine on the Dynamo stack: a Grove PodCliqueSet. The
+// leader and worker cliques sit in one scaling group, so each copy is one
+// gang, scheduled as a unit by the KAI scheduler Grove hands its gangs to.
+// Both members' commands and args are the user's; Modelplane injects only the
+// leader's address (Grove numbers pods per clique, not across the gang, so
+// there is no rank alias as on a LeaderWorkerSet).
+
+import type { V1Container, V1EnvVar, V1PodSpec } from '@kubernetes/client-node';
+import { celReadiness, remoteObject, toJson, type JsonObject } from '#lib';
+import { claimTemplate } from './claims.js';
+import type { Composed } from './composed.js';
+import type { PhaseShaping } from './disaggregated.js';
+import { LABEL_CLIQUE_ROLE, LABEL_SERVING, claimKey, groveName, servingLabel, workloadKey } from './names.js';
+import {
+  ENGINE_CONTAINER,
+  ENGINE_PORT,
+  claimResources,
+  engineEnv,
+  engineMounts,
+  placement,
+  podMetadata,
+  podVolumes,
+  pullSecrets,
+  readinessProbe,
+  userCommand,
+  type CacheShaping,
+} from './pod.js';
+import type { GangEngine, Member, Replica } from './spec.js';
+import type { StackShaping } from './stack.js';
+
+export const GROVE_API_VERSION = 'grove.io/v1alpha1';
+export const LEADER_CLIQUE = 'leader';
+export const WORKER_CLIQUE = 'worker';
+export const SCALING_GROUP = 'gang';
+/** Grove hands its gangs to KAI; neither sets the pods' scheduler, so the pod spec does. */
+export const GROVE_SCHEDULER = 'kai-scheduler';
+/** The KAI queue the Dynamo stack sets up for Modelplane's pods. */
+export const QUEUE_LABEL = 'kai.scheduler/queue';
+export const QUEUE = 'modelplane';
+
+/**
+ * Grove publishes no Available condition on a PodCliqueSet: readiness comes
+ * from its counters, for the current generation only (upstream's query, byte
+ * for byte). With the scaling group's minAvailable at 1 this holds once one
+ * copy serves.
+ */
+export const GROVE_AVAILABLE_CEL =
+  'has(object.status) && has(object.status.observedGeneration) && object.status.observedGeneration == object.metadata.generation && object.spec.replicas > 0 && has(object.status.availableReplicas) && object.status.availableReplicas >= object.spec.replicas';
+
+/**
+ * The leader of *this* gang: Grove's name for the gang's leader pod, through
+ * the headless Service. The scaling group's name and index make it per gang;
+ * PodCliqueSet-wide variables would point every copy at gang 0's leader.
+ * (Upstream's first Dynamo revision injected no alias at all; the newer one
+ * injects this one, and we follow the newer.)
+ */
+export const GROVE_LEADER_ENV: V1EnvVar = {
+  name: 'MODELPLANE_LEADER_ADDRESS',
+  value: `$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-${LEADER_CLIQUE}-0.$(GROVE_HEADLESS_SERVICE)`,
+};
+
+/** A Worker member without `worker` has one follower (upstream's default; the XRD sets none). */
+const DEFAULT_WORKER_NODES = 1;
+
+/** `phase` shapes the leader clique (the serving pods) of a PrefillDecode engine; the worker clique never serves. */
+export function podCliqueSet(
+  providerConfig: string,
+  replica: Replica,
+  engine: GangEngine,
+  cache: CacheShaping | undefined,
+  stack: StackShaping,
+  phase?: PhaseShaping,
+): Composed {
+  const { leader, worker } = engine;
+  const workers = worker.workerNodes ?? DEFAULT_WORKER_NODES;
+  // Grove copies a clique's labels and annotations onto its pods. Only the leader serves, so only it carries the serving label.
+  const leaderClique: JsonObject = {
+    name: LEADER_CLIQUE,
+    ...toJson(
+      podMetadata(leader, {
+        [LABEL_SERVING]: servingLabel(replica),
+        [QUEUE_LABEL]: QUEUE,
+        [LABEL_CLIQUE_ROLE]: LEADER_CLIQUE,
+        ...phase?.labels,
+      }) ?? {},
+    ),
+    spec: {
+      roleName: LEADER_CLIQUE,
+      replicas: 1,
+      minAvailable: 1,
+      podSpec: toJson(podSpec(replica, engine, leader, cache, stack, phase ?? true)),
+    },
+  };
+  // minAvailable: every worker, so a partly started gang doesn't count. No startsAfter: the leader is
+  // Ready only once its workers joined, so gating the workers on it would deadlock.
+  const workerClique: JsonObject = {
+    name: WORKER_CLIQUE,
+    ...toJson(podMetadata(worker, { [QUEUE_LABEL]: QUEUE }) ?? {}),
+    spec: {
+      roleName: WORKER_CLIQUE,
+      replicas: workers,
+      minAvailable: workers,
+      podSpec: toJson(podSpec(replica, engine, worker, cache, stack, false)),
+    },
+  };
+  const manifest: JsonObject = {
+    apiVersion: GROVE_API_VERSION,
+    kind: 'PodCliqueSet',
+    metadata: { name: groveName(replica, engine), namespace: replica.workloadNamespace },
+    spec: {
+      replicas: 1,
+      template: {
+        // Fields Grove's defaulting webhook would fill are set, so provider-kubernetes doesn't fight it.
+        cliqueStartupType: 'CliqueStartupTypeExplicit',
+        terminationDelay: '4h',
+        headlessServiceConfig: { publishNotReadyAddresses: true },
+        cliques: [leaderClique, workerClique],
+        // One gang per copy. minAvailable 1, not the copies: Grove would put every copy below it into one
+        // gang and tear them all down together when one stalls. Upstream's first Dynamo revision (PR #406)
+        // set the copies; its newer revision sets 1, and we follow the newer.
+        podCliqueScalingGroups: [
+          { name: SCALING_GROUP, cliqueNames: [LEADER_CLIQUE, WORKER_CLIQUE], replicas: engine.copies, minAvailable: 1 },
+        ],
+      },
+    },
+  };
+  const composed: Composed = [
+    [workloadKey(engine), remoteObject({ providerConfig, readiness: celReadiness(GROVE_AVAILABLE_CEL), manifest })],
+  ];
+  for (const member of [leader, worker]) {
+    if (member.deviceRequests)
+      composed.push([claimKey(engine, member), claimTemplate(providerConfig, replica, engine, member, member.deviceRequests)]);
+  }
+  return composed;
+}
+
+/** `serving`: false for a worker, true for a leader, its phase shaping for a PrefillDecode leader. */
+function podSpec(
+  replica: Replica,
+  engine: GangEngine,
+  member: Member,
+  cache: CacheShaping | undefined,
+  stack: StackShaping,
+  serving: boolean | PhaseShaping,
+): V1PodSpec {
+  const phase = typeof serving === 'object' ? serving : undefined;
+  const secrets = pullSecrets(member, cache);
+  return {
+    containers: [engineContainer(member, cache, stack, serving), ...(phase?.sidecars.map((c) => structuredClone(c)) ?? [])],
+    volumes: [...podVolumes(cache), ...(phase?.volumes.map((v) => structuredClone(v)) ?? [])],
+    schedulerName: GROVE_SCHEDULER,
+    ...placement(replica, engine, member),
+    ...(secrets.length > 0 ? { imagePullSecrets: secrets } : {}),
+  };
+}
+
+function engineContainer(
+  member: Member,
+  cache: CacheShaping | undefined,
+  stack: StackShaping,
+  serving: boolean | PhaseShaping,
+): V1Container {
+  const args = member.container.args ?? [];
+  const phase = typeof serving === 'object' ? serving : undefined;
+  const container: V1Container = {
+    name: ENGINE_CONTAINER,
+    image: member.container.image,
+    volumeMounts: engineMounts(cache),
+    ...claimResources(member),
+    ...userCommand(member),
+    // Omitted when empty (upstream's Grove shape), never changed.
+    ...(args.length > 0 ? { args: [...args] } : {}),
+    // ModelExpress reaches workers too: each pod publishes itself as a source.
+    env: engineEnv(cache, [GROVE_LEADER_ENV, ...stack.env, ...(phase?.env ?? [])], member.container.env),
+  };
+  if (stack.securityContext) container.securityContext = structuredClone(stack.securityContext);
+  if (serving !== false) {
+    const port = phase?.enginePort ?? ENGINE_PORT;
+    container.ports = [{ containerPort: port }];
+    container.readinessProbe = readinessProbe(port);
+  }
+  return container;
+}

@@ -1,0 +1,131 @@
+// docs/reference/hydrationsettings.md is written by hand: here it is held to
+// the input CRDs the Function packages ship, and the CRDs to the parser, so
+// none of the three can drift from the others.
+
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { STAGED_ACCESS_MODES, WORKLOAD_NAMESPACE_MODES, defaultClusterSettings, parseHydrationSettings, type JsonObject } from '#lib';
+import { REPO_ROOT, loadYamlDocuments, validateXr, xrdSchema, type SchemaNode, type Xrd } from '#testing';
+import { requireTool, runTool } from '../support/tools.js';
+
+const PAGE = readFileSync(join(REPO_ROOT, 'docs', 'reference', 'hydrationsettings.md'), 'utf8');
+const HYDRATION_CRD = loadYamlDocuments(
+  'functions/compose-model-cache-hydration/package/input/fn.modelplane.ai_hydrationsettings.yaml',
+)[0] as Xrd;
+const REPLICA_CRD = loadYamlDocuments('functions/compose-model-replica/package/input/fn.modelplane.ai_replicasettings.yaml')[0] as Xrd;
+
+/** Every field path of the schema, as the page writes them (list items as `[]`). */
+function fieldPaths(schema: SchemaNode, path = ''): string[] {
+  const out: string[] = [];
+  for (const [name, child] of Object.entries(schema.properties ?? {})) {
+    const at = path === '' ? name : `${path}.${name}`;
+    out.push(at, ...fieldPaths(child, at));
+  }
+  if (schema.items?.properties) out.push(...fieldPaths(schema.items, `${path}[]`));
+  return out;
+}
+
+/** Whether the field at `path` is an object with fields of its own (not a leaf). */
+function hasFields(schema: SchemaNode, path: string): boolean {
+  let node: SchemaNode | undefined = schema;
+  for (const part of path.split('.')) {
+    const list = part.endsWith('[]');
+    node = node?.properties?.[list ? part.slice(0, -2) : part];
+    if (list) node = node?.items;
+  }
+  return node?.properties !== undefined || node?.items?.properties !== undefined;
+}
+
+/** The input of each settings example's Composition. */
+function exampleInputs(): [string, JsonObject][] {
+  const dir = join(REPO_ROOT, 'examples', 'model-cache-hydration');
+  return readdirSync(dir)
+    .filter((stage) => stage.startsWith('settings-'))
+    .map((stage) => {
+      const [composition] = loadYamlDocuments(join(dir, stage, 'composition.yaml')) as JsonObject[];
+      const input = (composition!['spec'] as { pipeline: { input: JsonObject }[] }).pipeline[0]!.input;
+      return [stage, input];
+    });
+}
+
+describe('the HydrationSettings reference page', () => {
+  it('documents every field of the input CRD', () => {
+    const schema = xrdSchema(HYDRATION_CRD);
+    const leaves = fieldPaths(schema).filter((p) => p !== 'metadata' && !hasFields(schema, p));
+    expect(leaves.length).toBeGreaterThan(20);
+    for (const path of leaves) {
+      // A leaf has its own row, or one of its parents below the top level does (tolerations[].key: jobs.tolerations);
+      // the overrides repeat the top-level groups, and one row covers them.
+      const prefixes = [
+        path,
+        ...path
+          .split('.')
+          .map((_, i, parts) => parts.slice(0, i).join('.'))
+          .filter((p) => p.includes('.')),
+      ].flatMap((p) => [p, p.replace(/\[\]$/, '')]);
+      const covered = path.startsWith('clusters[].') && !path.startsWith('clusters[].clusterSelector') ? ['clusters[].images'] : prefixes;
+      expect(
+        covered.some((p) => PAGE.includes(`| \`${p}\``)),
+        path,
+      ).toBe(true);
+    }
+  });
+
+  it("states today's defaults", () => {
+    const defaults = defaultClusterSettings();
+    for (const value of [defaults.images.hydration, defaults.images.resolver, defaults.images.publisher]) expect(PAGE).toContain(value);
+    expect(PAGE).toContain(`| \`${String(defaults.jobs.ttlSecondsAfterFinished)}\``);
+    expect(PAGE).toContain(`| \`${String(defaults.jobs.backoffLimit)}\``);
+  });
+
+  it('lists every settings example', () => {
+    for (const [stage] of exampleInputs()) expect(PAGE, stage).toContain(`\`${stage}\``);
+  });
+});
+
+describe('the input CRDs', () => {
+  it('offer the enums the parser accepts', () => {
+    const schema = xrdSchema(HYDRATION_CRD);
+    expect(schema.properties?.['workloadNamespace']?.enum).toEqual([...WORKLOAD_NAMESPACE_MODES]);
+    expect(xrdSchema(REPLICA_CRD).properties?.['workloadNamespace']?.enum).toEqual([...WORKLOAD_NAMESPACE_MODES]);
+    expect(schema.properties?.['storage']?.properties?.['accessMode']?.enum).toEqual([...STAGED_ACCESS_MODES]);
+  });
+
+  it.each(exampleInputs())('admit the input of %s, which the function parses', (_stage, input) => {
+    expect(validateXr(HYDRATION_CRD, input)).toEqual([]);
+    expect(() => parseHydrationSettings(input)).not.toThrow();
+  });
+
+  it("pass upstream's validator (crossplane beta validate), which admits every example's input and refuses bad ones", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hydrationsettings-'));
+    try {
+      const named = (name: string, input: JsonObject): string =>
+        JSON.stringify({ ...input, metadata: { name, namespace: 'crossplane-system' } });
+      const bad = {
+        apiVersion: HYDRATION_CRD.spec.group + '/v1alpha1',
+        kind: 'HydrationSettings',
+        storage: { accessMode: 'ReadOnlyMany' },
+      };
+      writeFileSync(
+        join(dir, 'good.yaml'),
+        exampleInputs()
+          .map(([stage, input]) => named(stage, input))
+          .join('\n---\n'),
+      );
+      writeFileSync(join(dir, 'bad.yaml'), named('bad', bad));
+      const crds = join(REPO_ROOT, 'functions', 'compose-model-cache-hydration', 'package', 'input');
+      const validate = (file: string) =>
+        runTool(requireTool('CROSSPLANE'), ['beta', 'validate', crds, join(dir, file), '--cache-dir', requireTool('VALIDATE_CACHE')]);
+      const good = await validate('good.yaml');
+      expect(good.code, good.stdout + good.stderr).toBe(0);
+      expect(good.stdout + good.stderr).toContain(`${exampleInputs().length} success cases, 0 failure cases`);
+      const refused = await validate('bad.yaml');
+      expect(refused.code).not.toBe(0);
+      expect(refused.stdout + refused.stderr).toContain('storage.accessMode: Unsupported value: "ReadOnlyMany"');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
