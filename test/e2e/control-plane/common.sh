@@ -29,6 +29,16 @@ ALL_PORTS=("$ETCD_PORT" "$ETCD_PEER_PORT" "$CONTROL_PLANE_PORT" "${WORKLOAD_PORT
 # How often Crossplane and provider-kubernetes look again. Production keeps
 # their defaults (1m and 10m); a local plane wants to see changes quickly.
 POLL_INTERVAL="${MODELPLANE_UP_POLL:-5s}"
+# Crossplane's per-XR circuit breaker (defaults: 100 events of burst, 1 a
+# second, open for 5 minutes) is sized for providers that poll every minute.
+# Here everything polls every 5 s, so a composite with six Objects (a staging
+# HuggingFace cache: claim, Job, token Secret, and the Job's ServiceAccount,
+# Role and RoleBinding) sees its watch events several times faster than on a
+# real control plane, trips the breaker, and then waits up to 5 minutes for a
+# reconcile. Scaled to the faster clocks, it still stops a real hot loop.
+CIRCUIT_BREAKER_BURST="${MODELPLANE_UP_CB_BURST:-400}"
+CIRCUIT_BREAKER_REFILL="${MODELPLANE_UP_CB_REFILL:-4}"
+CIRCUIT_BREAKER_COOLDOWN="${MODELPLANE_UP_CB_COOLDOWN:-1m}"
 
 step() { printf '[up] %s\n' "$*" >&2; }
 

@@ -132,7 +132,9 @@ start crossplane env POD_NAMESPACE=crossplane-system TLS_SERVER_CERTS_DIR="$stat
 	TLS_CLIENT_CERTS_DIR="$state/crossplane-client" \
 	"$CROSSPLANE_CORE" core start --namespace crossplane-system --cache-dir "$state/cache" \
 	--package-runtime External --webhook-port "$CROSSPLANE_WEBHOOK_PORT" --metrics-port "$CROSSPLANE_METRICS_PORT" \
-	--health-probe-port "$CROSSPLANE_HEALTH_PORT" --poll-interval "$POLL_INTERVAL" --sync-interval 1m
+	--health-probe-port "$CROSSPLANE_HEALTH_PORT" --poll-interval "$POLL_INTERVAL" --sync-interval 1m \
+	--circuit-breaker-burst "$CIRCUIT_BREAKER_BURST" --circuit-breaker-refill-rate "$CIRCUIT_BREAKER_REFILL" \
+	--circuit-breaker-cooldown "$CIRCUIT_BREAKER_COOLDOWN"
 wait_for "Crossplane core (its webhook answering)" 120 curl -fsS "http://127.0.0.1:$CROSSPLANE_HEALTH_PORT/readyz"
 
 step "provider-kubernetes $PROVIDER_KUBERNETES_VERSION: its CRDs, a ClusterProviderConfig per workload cluster"
