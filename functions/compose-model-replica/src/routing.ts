@@ -32,12 +32,11 @@ const REQUEST_TIMEOUT = '0s';
 export const DEFAULT_KV_BLOCK_SIZE = 16;
 
 /**
- * The unified EndpointPickerConfig, byte for byte upstream's (its SHA-256 is
- * on the picker's pod template, so any change rolls every picker). The
- * producer must chunk prefixes at the engine's KV block size, and must not
- * auto-tune (which leaves the block size 0 and the prefix scorer blind).
+ * How every picker config begins: the prefix-cache producer, chunking at the
+ * engine's KV block size without auto-tuning (which leaves the block size 0
+ * and the prefix scorer blind), and the scorer that reads what it produces.
  */
-export function unifiedEppConfig(blockSize: number): string {
+function prefixProducer(blockSize: number): string[] {
   return [
     'apiVersion: llm-d.ai/v1alpha1',
     'kind: EndpointPickerConfig',
@@ -49,6 +48,18 @@ export function unifiedEppConfig(blockSize: number): string {
     '    maxPrefixBlocksToMatch: 256',
     '    lruCapacityPerServer: 31250',
     '- type: prefix-cache-scorer',
+  ];
+}
+
+/**
+ * The unified EndpointPickerConfig, byte for byte upstream's (its SHA-256 is
+ * on the picker's pod template, so any change rolls every picker). The
+ * producer must chunk prefixes at the engine's KV block size, and must not
+ * auto-tune (which leaves the block size 0 and the prefix scorer blind).
+ */
+export function unifiedEppConfig(blockSize: number): string {
+  return [
+    ...prefixProducer(blockSize),
     '- type: queue-scorer',
     '- type: max-score-picker',
     'schedulingProfiles:',
@@ -73,16 +84,7 @@ export function unifiedEppConfig(blockSize: number): string {
  */
 export function disaggregatedEppConfig(blockSize: number): string {
   return [
-    'apiVersion: llm-d.ai/v1alpha1',
-    'kind: EndpointPickerConfig',
-    'plugins:',
-    '- type: approx-prefix-cache-producer',
-    '  parameters:',
-    '    autoTune: false',
-    `    blockSizeTokens: ${blockSize}`,
-    '    maxPrefixBlocksToMatch: 256',
-    '    lruCapacityPerServer: 31250',
-    '- type: prefix-cache-scorer',
+    ...prefixProducer(blockSize),
     '- type: disagg-headers-handler',
     '- type: queue-scorer',
     '- type: prefill-filter',
