@@ -41,19 +41,15 @@ export function apply(server: ApiServer, ...objects: JsonObject[]): void {
   kubectlOk(server, ['apply', '-f', '-'], objects.map((object) => JSON.stringify(object)).join('\n'));
 }
 
-/** Write an InferenceCluster's status, as upstream's InferenceCluster composition would (a merge patch). */
+/** Write an object's status subresource with a merge patch, as its controller would. */
+export function patchStatus(server: ApiServer, resource: string, name: string, status: JsonObject, namespace?: string): void {
+  const where = namespace === undefined ? [] : ['-n', namespace];
+  kubectlOk(server, ['patch', resource, name, ...where, '--subresource', 'status', '--type', 'merge', '-p', JSON.stringify({ status })]);
+}
+
+/** Write an InferenceCluster's status, as upstream's InferenceCluster composition would. */
 export function setInferenceClusterStatus(name: string, status: JsonObject): void {
-  kubectlOk('control-plane', [
-    'patch',
-    'inferencecluster',
-    name,
-    '--subresource',
-    'status',
-    '--type',
-    'merge',
-    '-p',
-    JSON.stringify({ status }),
-  ]);
+  patchStatus('control-plane', 'inferencecluster', name, status);
 }
 
 /** One object, or undefined when the API server has none of that name. */

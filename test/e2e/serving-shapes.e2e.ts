@@ -32,6 +32,7 @@ import {
   kubelet,
   list,
   names,
+  patchStatus,
   reasonOf,
   setInferenceClusterStatus,
   settled,
@@ -238,19 +239,7 @@ function reportAvailable(cluster: (typeof WORKLOAD)[keyof typeof WORKLOAD], work
           readyReplicas: 1,
         }
       : { observedGeneration: getIn(workload, 'metadata', 'generation') as number, replicas: 1, updatedReplicas: 1, availableReplicas: 1 };
-  kubectlOk(cluster, [
-    'patch',
-    kind === 'LeaderWorkerSet' ? 'leaderworkerset' : 'podcliqueset',
-    name,
-    '-n',
-    REMOTE,
-    '--subresource',
-    'status',
-    '--type',
-    'merge',
-    '-p',
-    JSON.stringify({ status }),
-  ]);
+  patchStatus(cluster, kind === 'LeaderWorkerSet' ? 'leaderworkerset' : 'podcliqueset', name, status, REMOTE);
 }
 
 // --- the story ----------------------------------------------------------------

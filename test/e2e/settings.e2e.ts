@@ -28,7 +28,7 @@ import {
 } from '#lib';
 import { parse as parseYaml } from 'yaml';
 import { REPO_ROOT } from '../support/server.js';
-import { apply, eventually, getObject, kubectl, kubectlOk, kubelet, list, reasonOf } from './plane.js';
+import { apply, eventually, getObject, kubectl, kubectlOk, kubelet, list, reasonOf, setInferenceClusterStatus } from './plane.js';
 
 const NAMESPACE = 'e2e-settings';
 /** childName("mp", "e2e-settings"): the team's namespace on every workload cluster. */
@@ -118,17 +118,7 @@ describe('settings on a real control plane: a per-team namespace and a mirror', 
       metadata: { name: CLUSTER, labels: LABELS },
       spec: {},
     });
-    kubectlOk('control-plane', [
-      'patch',
-      'inferencecluster',
-      CLUSTER,
-      '--subresource',
-      'status',
-      '--type',
-      'merge',
-      '-p',
-      JSON.stringify({ status: { providerConfigRef: { name: 'cluster-a' }, cache: { storageClassName: 'modelplane-rwx' } } }),
-    ]);
+    setInferenceClusterStatus(CLUSTER, { providerConfigRef: { name: 'cluster-a' }, cache: { storageClassName: 'modelplane-rwx' } });
     apply('control-plane', perTeamComposition());
     apply('control-plane', hydration('mirrored', PER_TEAM_COMPOSITION));
 

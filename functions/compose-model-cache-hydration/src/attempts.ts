@@ -29,26 +29,27 @@ export function jobTtlSeconds(attempt: number, base: number = JOB_TTL_SECONDS): 
 }
 
 /**
- * The retry request on an XR: the ModelCache's (copied onto the child) and the
- * child's own, as one value, so a new value of either is a new request.
+ * A person's request on an XR, from the ModelCache's annotation (copied onto
+ * the child) and the child's own, as one value, so a new value of either is a
+ * new request.
  */
-export function retryRequestOf(annotations: Readonly<Record<string, string>>): string | undefined {
-  const fromCache = annotations[CACHE_RETRY_ANNOTATION];
-  const own = annotations[RETRY_ANNOTATION];
+function requestOf(annotations: Readonly<Record<string, string>>, cacheKey: string, ownKey: string): string | undefined {
+  const fromCache = annotations[cacheKey];
+  const own = annotations[ownKey];
   if (fromCache === undefined && own === undefined) return undefined;
   if (own === undefined) return `cache:${fromCache}`;
   if (fromCache === undefined) return `own:${own}`;
   return `cache:${fromCache};own:${own}`;
 }
 
-/** The re-verification request on an XR: its ModelCache's (copied down) and its own, as one value. */
+/** The retry request: `modelplane.ai/retry` on the ModelCache or on this child. */
+export function retryRequestOf(annotations: Readonly<Record<string, string>>): string | undefined {
+  return requestOf(annotations, CACHE_RETRY_ANNOTATION, RETRY_ANNOTATION);
+}
+
+/** The re-verification request: `modelplane.ai/reverify` on the ModelCache or on this child. */
 export function reverifyRequestOf(annotations: Readonly<Record<string, string>>): string | undefined {
-  const fromCache = annotations[CACHE_REVERIFY_ANNOTATION];
-  const own = annotations[REVERIFY_ANNOTATION];
-  if (fromCache === undefined && own === undefined) return undefined;
-  if (own === undefined) return `cache:${fromCache}`;
-  if (fromCache === undefined) return `own:${own}`;
-  return `cache:${fromCache};own:${own}`;
+  return requestOf(annotations, CACHE_REVERIFY_ANNOTATION, REVERIFY_ANNOTATION);
 }
 
 /** Which Job to compose: its attempt, and the retry round it belongs to (the Job template's marker). */
