@@ -20,9 +20,13 @@
 //
 // These are built from the shapes Kubernetes and Crossplane document
 // (ObjectMeta and ManagedFieldsEntry, Crossplane v2's composite and composed
-// resource metadata, provider-kubernetes v1's Object), not captured from a
-// live control plane. Every value is derived from the lean object, so a
-// request stays deterministic and the functions read the same fields.
+// resource metadata, provider-kubernetes v1's Object), and held against
+// requests captured from a real Crossplane v2.2.1 with provider-kubernetes
+// v1.2.1 on the local control plane (bench/captured/, recorded by
+// test/e2e/capture.e2e.ts; test/bench/calibration.test.ts fails when a field
+// they carry is missing here, or a kind's size is off by over 2×). Every
+// value is derived from the lean object, so a request stays deterministic, it
+// scales to any N, and the functions read the same fields.
 
 import type { JsonObject, JsonValue } from '#lib';
 
@@ -100,10 +104,32 @@ export interface Owner {
   apiVersion: string;
   kind: string;
   name: string;
+  /** Where a namespaced XR lives: what it composes lives there too. */
+  namespace?: string;
 }
 
-/** The XR's own shape: metadata as stored, spec.crossplane with the refs of what it composed, a timed status. */
-export function compositeAsStored(xr: JsonObject, composed: JsonObject[]): JsonObject {
+function ownerReference(owner: Owner): JsonObject {
+  return {
+    apiVersion: owner.apiVersion,
+    kind: owner.kind,
+    name: owner.name,
+    uid: uid(`${owner.kind}/${owner.name}`),
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+/**
+ * The XR's own shape: metadata as stored, spec.crossplane with the refs of
+ * what it composed, a timed status. An XR another XR composed (a hydration,
+ * composed by its cache) also carries what its composer's Crossplane added:
+ * the owner reference, the resource name annotation, the root's label.
+ */
+export function compositeAsStored(
+  xr: JsonObject,
+  composed: JsonObject[],
+  composedBy?: { owner: Owner; key: string; labels: JsonObject },
+): JsonObject {
   const metadata = isObject(xr['metadata']) ? xr['metadata'] : {};
   const name = text(metadata['name'], 'xr');
   const spec = isObject(xr['spec']) ? xr['spec'] : {};
@@ -133,11 +159,21 @@ export function compositeAsStored(xr: JsonObject, composed: JsonObject[]): JsonO
       resourceVersion: '48127361',
       generation: 3,
       creationTimestamp: CREATED,
-      labels: { 'crossplane.io/composite': name, ...(isObject(metadata['labels']) ? metadata['labels'] : {}) },
-      annotations: {
-        'kubectl.kubernetes.io/last-applied-configuration': `${JSON.stringify(applied)}\n`,
-        ...(isObject(metadata['annotations']) ? metadata['annotations'] : {}),
+      labels: {
+        'crossplane.io/composite': composedBy?.owner.name ?? name,
+        ...composedBy?.labels,
+        ...(isObject(metadata['labels']) ? metadata['labels'] : {}),
       },
+      annotations: composedBy
+        ? {
+            'crossplane.io/composition-resource-name': composedBy.key,
+            ...(isObject(metadata['annotations']) ? metadata['annotations'] : {}),
+          }
+        : {
+            'kubectl.kubernetes.io/last-applied-configuration': `${JSON.stringify(applied)}\n`,
+            ...(isObject(metadata['annotations']) ? metadata['annotations'] : {}),
+          },
+      ...(composedBy ? { ownerReferences: [ownerReference(composedBy.owner)] } : {}),
       finalizers: ['composite.apiextensions.crossplane.io'],
       managedFields: [
         managedField('kubectl-client-side-apply', 'Update', apiVersion, {
@@ -164,19 +200,17 @@ export function composedAsStored(resource: JsonObject, key: string, owner: Owner
   const kind = text(resource['kind']);
   const name = text(metadata['name'], key);
   const managed = kind === 'Object';
-  const ownerRef = {
-    apiVersion: owner.apiVersion,
-    kind: owner.kind,
-    name: owner.name,
-    uid: uid(`${owner.kind}/${owner.name}`),
-    controller: true,
-    blockOwnerDeletion: true,
-  };
+  // An XR composing another XR (a cache its hydrations) names it itself; anything else Crossplane names from the root XR.
+  const nestedComposite = !managed && kind !== 'Usage' && apiVersion.startsWith('modelplane.ai/');
+  const ownerRef = ownerReference(owner);
   const labels = { ...(isObject(metadata['labels']) ? metadata['labels'] : {}), 'crossplane.io/composite': owner.name };
   const annotations: JsonObject = {
     ...(isObject(metadata['annotations']) ? metadata['annotations'] : {}),
     'crossplane.io/composition-resource-name': key,
   };
+  // Crossplane writes a Usage's reason into an annotation for `kubectl get usages`.
+  const usageReason = kind === 'Usage' && isObject(resource['spec']) ? resource['spec']['reason'] : undefined;
+  if (typeof usageReason === 'string') annotations['crossplane.io/usage-details'] = usageReason;
   if (managed) {
     Object.assign(annotations, {
       'crossplane.io/external-name': name,
@@ -197,6 +231,10 @@ export function composedAsStored(resource: JsonObject, key: string, owner: Owner
       compositionRef: { name: `${kind.toLowerCase()}s.${apiVersion.split('/')[0] ?? ''}` },
       compositionRevisionRef: { name: `${kind.toLowerCase()}s.${apiVersion.split('/')[0] ?? ''}-${HASH}` },
       compositionUpdatePolicy: 'Automatic',
+      // What the nested XR composed in turn (a hydration at rest keeps its claim's Object).
+      resourceRefs: [
+        { apiVersion: 'kubernetes.m.crossplane.io/v1alpha1', kind: 'Object', name: `${owner.name}-${uid(name).slice(0, 12)}` },
+      ],
       ...(isObject(spec['crossplane']) ? spec['crossplane'] : {}),
     };
   }
@@ -213,6 +251,8 @@ export function composedAsStored(resource: JsonObject, key: string, owner: Owner
   return {
     ...resource,
     metadata: {
+      ...(nestedComposite ? {} : { generateName: `${owner.name}-` }),
+      ...(owner.namespace && kind !== 'Namespace' ? { namespace: owner.namespace } : {}),
       ...metadata,
       name,
       uid: uid(`${kind}/${name}/${key}`),
@@ -249,10 +289,17 @@ function remoteAsStored(remote: JsonObject): JsonObject {
   const applied = { ...remote };
   delete applied['status'];
   const status = isObject(remote['status']) ? remote['status'] : undefined;
+  const kind = text(remote['kind']);
+  // What the workload cluster adds: a claim's protection finalizer, a claim template's defaulted metadata.
+  const finalizers = kind === 'PersistentVolumeClaim' ? { finalizers: ['kubernetes.io/pvc-protection'] } : {};
+  const spec = isObject(remote['spec']) ? remote['spec'] : undefined;
+  const defaulted = kind === 'ResourceClaimTemplate' && spec ? { spec: { metadata: {}, ...spec } } : {};
   return {
     ...remote,
+    ...defaulted,
     metadata: {
       ...metadata,
+      ...finalizers,
       uid: uid(`remote/${text(remote['kind'])}/${text(metadata['name'])}`),
       resourceVersion: '918273',
       generation: 1,
@@ -274,14 +321,30 @@ export function requiredAsStored(resource: JsonObject): JsonObject {
   const kind = text(resource['kind']);
   if (kind === 'Secret' || kind === 'ConfigMap')
     return composedAsStored(resource, 'required', { apiVersion: 'v1', kind: 'Namespace', name: 'ml-team' });
-  // InferenceCluster and ModelCache are XRs: each composed a dozen resources of its own.
-  const composed = Array.from({ length: kind === 'InferenceCluster' ? 9 : 0 }, (_, i) => ({
-    apiVersion:
-      i < 3 ? 'container.gcp.m.upbound.io/v1beta1' : i < 6 ? 'helm.m.crossplane.io/v1beta1' : 'kubernetes.m.crossplane.io/v1alpha1',
-    kind: i < 3 ? 'NodePool' : i < 6 ? 'Release' : 'Object',
-    metadata: {
-      name: `${isObject(resource['metadata']) ? text(resource['metadata']['name']) : ''}-${['system', 'a100', 'h100', 'gpu-operator', 'lws', 'gateway', 'pc', 'rbac', 'storage'][i]!}`,
-    },
+  const metadata = isObject(resource['metadata']) ? resource['metadata'] : {};
+  const name = text(metadata['name']);
+  if (kind === 'InferenceCluster') {
+    // The XRD's default, written by the API server: a cluster's stack is Standard unless it says otherwise.
+    const spec = isObject(resource['spec']) ? resource['spec'] : {};
+    // An InferenceCluster is an XR upstream: it composed node pools, Helm releases and Objects of its own.
+    const pools = ['system', 'a100', 'h100', 'gpu-operator', 'lws', 'gateway', 'pc', 'rbac', 'storage'];
+    const composed = pools.map((pool, i) => ({
+      apiVersion:
+        i < 3 ? 'container.gcp.m.upbound.io/v1beta1' : i < 6 ? 'helm.m.crossplane.io/v1beta1' : 'kubernetes.m.crossplane.io/v1alpha1',
+      kind: i < 3 ? 'NodePool' : i < 6 ? 'Release' : 'Object',
+      metadata: { name: `${name}-${pool}` },
+    }));
+    return compositeAsStored({ ...resource, spec: { stack: 'Standard', ...spec } }, composed);
+  }
+  // A ModelCache composed one hydration per cluster it lists.
+  const listed = isObject(resource['status']) && Array.isArray(resource['status']['clusters']) ? resource['status']['clusters'] : [];
+  const composed = listed.map((entry) => ({
+    apiVersion: 'modelplane.ai/v1alpha1',
+    kind: 'ModelCacheHydration',
+    metadata: { name: `${name}-${isObject(entry) ? text(entry['name']) : ''}` },
   }));
-  return compositeAsStored(resource, composed);
+  if (kind !== 'ModelCache') return compositeAsStored(resource, []);
+  // Only a replica requires a cache, and its Usage has Crossplane mark the cache in use.
+  const labels = { ...(isObject(metadata['labels']) ? metadata['labels'] : {}), 'crossplane.io/in-use': 'true' };
+  return compositeAsStored({ ...resource, metadata: { ...metadata, labels } }, composed);
 }

@@ -3,7 +3,7 @@
 // remote status a workload cluster would report), and the status it wrote.
 // So the steady request is exactly what Crossplane sends once everything is up.
 
-import { RunFunctionRequest, Ready, type JsonObject, type RunFunctionResponse } from '#lib';
+import { LABEL_CLUSTER, LABEL_MODELCACHE, RunFunctionRequest, Ready, Status, type JsonObject, type RunFunctionResponse } from '#lib';
 import { compose as composeCache } from '../functions/compose-model-cache/src/fn.js';
 import { compose as composeHydration } from '../functions/compose-model-cache-hydration/src/fn.js';
 import { compose as composeReplica } from '../functions/compose-model-replica/src/fn.js';
@@ -214,25 +214,65 @@ function replicaShapeSteady(n: number, shape: 'prefill-decode' | 'dynamo'): RunF
  * The same request as Crossplane would send it (issue 17): every object with
  * the metadata, managedFields and status the API server and Crossplane keep
  * (see crossplane.ts). The functions read the same fields in it; it is bigger.
+ * An XR at rest carries the status its function wrote last time (Crossplane
+ * writes the answer's conditions back); a hydration carries what its cache's
+ * composition added to it.
  */
-function asCrossplaneSends(lean: RunFunctionRequest): RunFunctionRequest {
+function asCrossplaneSends(lean: RunFunctionRequest, fn?: FunctionName): RunFunctionRequest {
   const req = RunFunctionRequest.fromPartial(RunFunctionRequest.toJSON(lean) as object);
   const xr: JsonObject | undefined = req.observed?.composite?.resource;
   const metadata = (xr?.['metadata'] ?? {}) as JsonObject;
+  const spec = (xr?.['spec'] ?? {}) as JsonObject;
   const text = (value: unknown): string => (typeof value === 'string' ? value : '');
-  const owner = { apiVersion: text(xr?.['apiVersion']), kind: text(xr?.['kind']), name: text(metadata['name']) };
+  const owner = {
+    apiVersion: text(xr?.['apiVersion']),
+    kind: text(xr?.['kind']),
+    name: text(metadata['name']),
+    namespace: text(metadata['namespace']),
+  };
+  if (xr && fn && !('status' in xr)) xr['status'] = statusWritten(HANDLERS[fn](lean));
   const observed = req.observed?.resources ?? {};
   for (const [key, value] of Object.entries(observed)) value.resource = composedAsStored(value.resource as JsonObject, key, owner);
   if (req.observed?.composite && xr) {
+    const composedBy =
+      owner.kind === 'ModelCacheHydration'
+        ? {
+            owner: { apiVersion: owner.apiVersion, kind: 'ModelCache', name: text(spec['cacheName']) },
+            key: `hydration-${text(spec['clusterName'])}`,
+            labels: { [LABEL_MODELCACHE]: text(spec['cacheName']), [LABEL_CLUSTER]: text(spec['clusterName']) },
+          }
+        : undefined;
     req.observed.composite.resource = compositeAsStored(
       xr,
       Object.values(observed).map((value) => value.resource as JsonObject),
+      composedBy,
     );
   }
   for (const set of Object.values(req.requiredResources)) {
     for (const item of set.items) item.resource = requiredAsStored(item.resource as JsonObject);
   }
   return req;
+}
+
+/** The status Crossplane writes from an answer: the desired composite's status and the answer's conditions. */
+function statusWritten(rsp: RunFunctionResponse): JsonObject {
+  const desired = (rsp.desired?.composite?.resource?.['status'] ?? {}) as JsonObject;
+  const conditions = rsp.conditions.map((c) => ({
+    type: c.type,
+    status: c.status === Status.STATUS_CONDITION_TRUE ? 'True' : c.status === Status.STATUS_CONDITION_FALSE ? 'False' : 'Unknown',
+    reason: c.reason,
+    ...(c.message ? { message: c.message } : {}),
+  }));
+  const ready = rsp.desired?.composite?.ready === Ready.READY_TRUE ? 'True' : 'False';
+  return {
+    ...desired,
+    conditions: [
+      ...conditions,
+      { type: 'Synced', status: 'True', reason: 'ReconcileSuccess' },
+      { type: 'Ready', status: ready, reason: ready === 'True' ? 'Available' : 'Creating' },
+      { type: 'Responsive', status: 'True', reason: 'WatchCircuitClosed' },
+    ],
+  };
 }
 
 export const HANDLERS = {
@@ -274,6 +314,6 @@ export function SCENARIOS(n: number): Scenario[] {
     scenario('compose-model-cache', 'first-compose-realistic', () => asCrossplaneSends(cacheFirstCompose(n))),
     scenario('compose-model-cache', 'steady-realistic', () => asCrossplaneSends(cacheSteady(n))),
     scenario('compose-model-cache-hydration', 'steady-huggingface-realistic', () => asCrossplaneSends(hydrationSteady('HuggingFace'))),
-    scenario('compose-model-replica', 'steady-native-realistic', () => asCrossplaneSends(replicaSteady(n, false))),
+    scenario('compose-model-replica', 'steady-native-realistic', () => asCrossplaneSends(replicaSteady(n, false), 'compose-model-replica')),
   ];
 }

@@ -30,6 +30,7 @@ import {
   setInferenceClusterStatus,
   engineDeployments,
   reasonOf,
+  standaloneReplica,
 } from './plane.js';
 
 // Its own namespace: the walkthrough (another e2e file) plays its story in ml-team.
@@ -60,37 +61,6 @@ const HUGGING_FACE = {
   source: 'HuggingFace',
   huggingFace: { repo: 'Qwen/Qwen3-0.6B', revision: 'main', sizeGiB: 20, authSecret: { name: 'hf-token', key: 'HF_TOKEN' } },
 };
-
-function modelReplica(name: string, cluster: string, cache: string): JsonObject {
-  return {
-    apiVersion: 'modelplane.ai/v1alpha1',
-    kind: 'ModelReplica',
-    metadata: { name, namespace: NAMESPACE, labels: { 'modelplane.ai/deployment': name, 'modelplane.ai/cluster': cluster } },
-    spec: {
-      clusterName: cluster,
-      modelCacheRef: { name: cache },
-      serving: { mode: 'Unified' },
-      engines: [
-        {
-          name: 'main',
-          copies: 1,
-          members: [
-            {
-              role: 'Standalone',
-              nodePoolName: 'a100',
-              deviceRequests: [{ name: 'gpu', deviceClassName: 'gpu.nvidia.com', count: 1 }],
-              template: {
-                spec: {
-                  containers: [{ name: 'engine', image: 'vllm/vllm-openai:v0.11.0', args: ['--model=$(MODELPLANE_MODEL)'] }],
-                },
-              },
-            },
-          ],
-        },
-      ],
-    },
-  };
-}
 
 const cacheOf = (name: string): JsonObject | undefined => getObject('control-plane', 'modelcache', name, NAMESPACE);
 const replicaOf = (name: string): JsonObject | undefined => getObject('control-plane', 'modelreplica', name, NAMESPACE);
@@ -190,7 +160,7 @@ describe('the lifecycle on a real control plane', () => {
   });
 
   it('holds a replica back while its cluster is hydrating: no engine on the cluster', async () => {
-    apply('control-plane', modelReplica(replica, 'cluster-a', 'qwen'));
+    apply('control-plane', standaloneReplica(NAMESPACE, replica, 'cluster-a', 'qwen'));
     const waiting = await eventually('the replica to say why it waits', () => {
       const found = replicaOf(replica);
       const reason = reasonOf(found, 'ModelAccepted');
@@ -278,7 +248,7 @@ describe('the lifecycle on a real control plane', () => {
   it('reports a failed Job as HydrationFailed on the child, the parent and a replica', async () => {
     const broken = cacheNames(NAMESPACE, 'qwen-cpu');
     apply('control-plane', modelCache('qwen-cpu', HUGGING_FACE, { [TIER]: 'cpu' }));
-    apply('control-plane', modelReplica('qwen-chat-c', 'cluster-c', 'qwen-cpu'));
+    apply('control-plane', standaloneReplica(NAMESPACE, 'qwen-chat-c', 'cluster-c', 'qwen-cpu'));
     await eventually(
       'the PVC and Job on cluster-c',
       () => remoteNames('cluster-c', 'pvc').includes(broken.pvc) && remoteNames('cluster-c', 'jobs').includes(broken.job),

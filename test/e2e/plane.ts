@@ -147,3 +147,35 @@ export function pick(object: unknown, ...fields: string[]): JsonObject {
   }
   return out;
 }
+
+/** A ModelReplica serving one Standalone vLLM engine on one GPU, from a cache, on one cluster. */
+export function standaloneReplica(namespace: string, name: string, cluster: string, cache: string): JsonObject {
+  return {
+    apiVersion: 'modelplane.ai/v1alpha1',
+    kind: 'ModelReplica',
+    metadata: { name, namespace, labels: { 'modelplane.ai/deployment': name, 'modelplane.ai/cluster': cluster } },
+    spec: {
+      clusterName: cluster,
+      modelCacheRef: { name: cache },
+      serving: { mode: 'Unified' },
+      engines: [
+        {
+          name: 'main',
+          copies: 1,
+          members: [
+            {
+              role: 'Standalone',
+              nodePoolName: 'a100',
+              deviceRequests: [{ name: 'gpu', deviceClassName: 'gpu.nvidia.com', count: 1 }],
+              template: {
+                spec: {
+                  containers: [{ name: 'engine', image: 'vllm/vllm-openai:v0.11.0', args: ['--model=$(MODELPLANE_MODEL)'] }],
+                },
+              },
+            },
+          ],
+        },
+      ],
+    },
+  };
+}

@@ -122,8 +122,10 @@ interface CallOutcome {
 describe('SIGTERM under load', () => {
   it('finishes every call the server took, refuses new ones promptly, and exits 0', async () => {
     const server = await startServer('compose-model-cache');
-    // Big requests (200 clusters, about 0.2 MB each): calls spend time in transfer and decoding, so some are mid-way at the signal.
-    const base = await cacheOver(200);
+    // Big requests (2,000 clusters, about 2 MB each, twice the server's receive window): calls spend time in
+    // transfer and decoding, so some are mid-way at the signal. (A request within one window arrives whole
+    // before the server reads it, and is refused with the rest.)
+    const base = await cacheOver(2000);
     const clients = Array.from({ length: 16 }, () => rawFunctionClient(server.address, undefined, OWN_CONNECTION));
     const outcomes: CallOutcome[] = [];
     let signalled = false;

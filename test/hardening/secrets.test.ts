@@ -4,7 +4,8 @@
 // and in no log line at any level (the servers run with --debug). Every
 // function, every lifecycle stage where a token exists, Fatal paths included.
 // A second value in the same Secret, under a key nobody asked for, appears
-// nowhere at all.
+// nowhere at all; nor does the Secret's kubectl last-applied annotation,
+// which holds both in clear.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JsonObject } from '#lib';
@@ -51,7 +52,16 @@ function withToken(req: TestRequest): TestRequest {
   const out = JSON.parse(text) as TestRequest;
   for (const set of Object.values(out.requiredResources ?? {})) {
     for (const item of set.items) {
-      if (item.resource['kind'] === 'Secret') (item.resource['data'] as JsonObject)['OTHER'] = OTHER_B64;
+      if (item.resource['kind'] !== 'Secret') continue;
+      (item.resource['data'] as JsonObject)['OTHER'] = OTHER_B64;
+      // As a real Crossplane sends it (bench/captured/): a Secret made with `kubectl apply` carries itself,
+      // stringData in clear, in its last-applied annotation, and Crossplane forwards metadata whole.
+      const metadata = (item.resource['metadata'] ??= {}) as JsonObject;
+      const applied = { apiVersion: 'v1', kind: 'Secret', metadata: { name: metadata['name'] }, stringData: { HF_TOKEN: TOKEN, OTHER } };
+      metadata['annotations'] = {
+        ...(metadata['annotations'] as JsonObject | undefined),
+        'kubectl.kubernetes.io/last-applied-configuration': `${JSON.stringify(applied)}\n`,
+      };
     }
   }
   return out;

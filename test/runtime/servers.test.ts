@@ -2,8 +2,10 @@
 // independent client: requirements, tag and TTL, Fatal on a broken XR (and the
 // next call still answered), logs, exit codes, shutdown.
 
+import { connect, type ClientHttp2Session } from 'node:http2';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RECEIVE_WINDOW_BYTES } from '#lib';
 import {
   FUNCTION_NAMES,
   functionClient,
@@ -133,6 +135,34 @@ describe.each(FUNCTION_NAMES)('%s over gRPC', (name) => {
       xr: `ml-team/${(fixture.xr.resource['metadata'] as { name: string }).name}`,
     });
     expect(typeof entries[0]!['durationMs']).toBe('number');
+  });
+});
+
+describe('flow control', () => {
+  // gRPC-js's server would announce HTTP/2's 64 KiB; ours announces RECEIVE_WINDOW_BYTES, per call and per
+  // connection, so a big request crosses in a few rounds (see server.ts). This fails if a gRPC-js upgrade moves
+  // what widenReceiveWindows reaches.
+  it.each(FUNCTION_NAMES)('%s lets a client send a whole window before it acknowledges', async (name) => {
+    const server = await startServer(name);
+    let session: ClientHttp2Session | undefined;
+    try {
+      session = connect(`http://${server.address}`);
+      const opened = session;
+      await new Promise<void>((resolve, reject) => {
+        opened.once('remoteSettings', () => {
+          resolve();
+        });
+        opened.once('error', reject);
+      });
+      expect(RECEIVE_WINDOW_BYTES).toBeGreaterThan(65_535);
+      expect(opened.remoteSettings.initialWindowSize).toBe(RECEIVE_WINDOW_BYTES);
+      // The connection's own window arrives as a WINDOW_UPDATE after the settings.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(opened.state.remoteWindowSize).toBe(RECEIVE_WINDOW_BYTES);
+    } finally {
+      session?.destroy();
+      await server.stop();
+    }
   });
 });
 

@@ -1,0 +1,119 @@
+// A tap on the wire between Crossplane and our function servers on the local
+// control plane (`make up`), to capture the RunFunctionRequests Crossplane
+// really sends (issue 17: the benchmark's realistic requests are checked
+// against them).
+//
+// It is a pass-through: for each function it listens with the function's own
+// server certificate (so Crossplane's client trusts it), forwards every call's
+// bytes unchanged to the real server with Crossplane's client certificate, and
+// hands back the real server's bytes unchanged. It keeps every request's
+// bytes. Crossplane is pointed at it by the FunctionRevision's
+// status.endpoint, which its function runner reads on every call (a changed
+// endpoint closes the old connection: internal/xfn/function_runner.go), and
+// pointed back when the tap closes.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { FunctionRunnerServiceService, MAX_MESSAGE_BYTES, RUN_FUNCTION_SERVICE, TLS_FILES, listen, serverCredentials } from '#lib';
+import { STATE_DIR, kubectlOk } from './plane.js';
+
+const METHOD = FunctionRunnerServiceService.runFunction.path;
+const identity = (bytes: Buffer): Buffer => bytes;
+
+export interface Tapped {
+  /** The Function's name, e.g. modelplane-compose-model-cache. */
+  readonly fn: string;
+  /** Every request's bytes, oldest first. */
+  readonly requests: Buffer[];
+}
+
+export interface Tap {
+  readonly tapped: ReadonlyMap<string, Tapped>;
+  /** Point Crossplane back at the real servers and stop listening. */
+  close(): Promise<void>;
+}
+
+function revisionOf(fn: string): string {
+  return kubectlOk('control-plane', [
+    'get',
+    'functionrevisions',
+    '-l',
+    `pkg.crossplane.io/package=${fn}`,
+    '-o',
+    'jsonpath={.items[0].metadata.name}',
+  ]).trim();
+}
+
+function setEndpoint(fn: string, endpoint: string): void {
+  kubectlOk('control-plane', [
+    'patch',
+    'functionrevision',
+    revisionOf(fn),
+    '--subresource',
+    'status',
+    '--type',
+    'merge',
+    '-p',
+    JSON.stringify({ status: { endpoint } }),
+  ]);
+}
+
+function endpointOf(fn: string): string {
+  return kubectlOk('control-plane', ['get', 'functionrevision', revisionOf(fn), '-o', 'jsonpath={.status.endpoint}']).trim();
+}
+
+/** Tap the named Functions: start a pass-through for each and point Crossplane at it. */
+export async function tapFunctions(fns: readonly string[]): Promise<Tap> {
+  const client = join(STATE_DIR, 'crossplane-client');
+  const read = (file: string): Buffer => readFileSync(join(client, file));
+  const clientCredentials = grpc.credentials.createSsl(read(TLS_FILES.ca), read(TLS_FILES.key), read(TLS_FILES.cert));
+  const tapped = new Map<string, Tapped>();
+  const servers: grpc.Server[] = [];
+  const clients: grpc.Client[] = [];
+  const restore: [string, string][] = [];
+  for (const fn of fns) {
+    const real = endpointOf(fn);
+    const upstream = new grpc.Client(real, clientCredentials, {
+      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+      'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    });
+    const record: Tapped = { fn, requests: [] };
+    const server = new grpc.Server({
+      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+      'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+    });
+    server.addService(RUN_FUNCTION_SERVICE, {
+      runFunction: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
+        record.requests.push(call.request);
+        upstream.makeUnaryRequest(METHOD, identity, identity, call.request, call.metadata, (error, response) => {
+          if (error) callback(error);
+          else callback(null, response);
+        });
+      },
+    });
+    const port = await listen(server, '127.0.0.1:0', serverCredentials({ insecure: false, certsDir: join(STATE_DIR, 'function-server') }));
+    servers.push(server);
+    clients.push(upstream);
+    tapped.set(fn, record);
+    restore.push([fn, real]);
+    setEndpoint(fn, `dns:///localhost:${port}`);
+  }
+  return {
+    tapped,
+    async close() {
+      for (const [fn, real] of restore) setEndpoint(fn, real);
+      for (const upstream of clients) upstream.close();
+      await Promise.all(
+        servers.map(
+          (server) =>
+            new Promise<void>((resolve) => {
+              server.tryShutdown(() => {
+                resolve();
+              });
+            }),
+        ),
+      );
+    },
+  };
+}
