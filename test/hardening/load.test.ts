@@ -122,7 +122,7 @@ interface CallOutcome {
 describe('SIGTERM under load', () => {
   it('finishes every call the server took, refuses new ones promptly, and exits 0', async () => {
     const server = await startServer('compose-model-cache');
-    // Big requests (2,000 clusters, about 2 MB each, twice the server's receive window): calls spend time in
+    // Big requests (2,000 clusters, about 2 MB each, several of the server's receive windows): calls spend time in
     // transfer and decoding, so some are mid-way at the signal. (A request within one window arrives whole
     // before the server reads it, and is refused with the rest.)
     const base = await cacheOver(2000);

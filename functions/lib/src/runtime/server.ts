@@ -167,12 +167,16 @@ export function createFunctionServer(options: {
  * call and per connection. gRPC-js's server keeps HTTP/2's default of
  * 64 KiB, so Crossplane's 11 MB request at a thousand clusters crossed the
  * wire in about 175 rounds of window updates, a third of the call. Measured
- * on compose-model-cache's realistic steady request at N = 1,000 (p50, peak
- * RSS one call at a time): 64 KiB 58-60 ms, 156 MB; 1 MiB 43 ms, 173 MB;
- * 4 MiB 45 ms, 175 MB; 16 MiB (where Go's gRPC grows its own windows) 45-50
- * ms, 201 MB: beyond 1 MiB a window buys no speed, only bytes in flight.
+ * with `make bench` on compose-model-cache's realistic steady request at
+ * N = 1,000 (p50; the server's peak RSS, calls one at a time): 64 KiB
+ * 57-62 ms, 148-157 MB; 256 KiB 49-50 ms, 166 MB; 1 MiB 43-45 ms,
+ * 173-201 MB; 16 MiB (where Go's gRPC grows its own windows) 50 ms, 201 MB
+ * (BENCHMARKS.md, "What one run does not show"). A wider
+ * window lets more of a request arrive at once, and the server holds it
+ * longer before the collector frees it; 256 KiB takes most of the speed for
+ * little of that memory.
  */
-export const RECEIVE_WINDOW_BYTES = 1024 * 1024;
+export const RECEIVE_WINDOW_BYTES = 256 * 1024;
 
 /**
  * Announce RECEIVE_WINDOW_BYTES on every connection the server accepts.
