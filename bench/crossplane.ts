@@ -336,6 +336,7 @@ export function requiredAsStored(resource: JsonObject): JsonObject {
     }));
     return compositeAsStored({ ...resource, spec: { stack: 'Standard', ...spec } }, composed);
   }
+  if (kind !== 'ModelCache') return compositeAsStored(resource, []);
   // A ModelCache composed one hydration per cluster it lists.
   const listed = isObject(resource['status']) && Array.isArray(resource['status']['clusters']) ? resource['status']['clusters'] : [];
   const composed = listed.map((entry) => ({
@@ -343,7 +344,6 @@ export function requiredAsStored(resource: JsonObject): JsonObject {
     kind: 'ModelCacheHydration',
     metadata: { name: `${name}-${isObject(entry) ? text(entry['name']) : ''}` },
   }));
-  if (kind !== 'ModelCache') return compositeAsStored(resource, []);
   // Only a replica requires a cache, and its Usage has Crossplane mark the cache in use.
   const labels = { ...(isObject(metadata['labels']) ? metadata['labels'] : {}), 'crossplane.io/in-use': 'true' };
   return compositeAsStored({ ...resource, metadata: { ...metadata, labels } }, composed);
