@@ -3,7 +3,8 @@
 // the members of an engine may claim different devices, or none.
 
 import { SUCCESSFUL_CREATE, remoteObject, toJson, type JsonObject } from '#lib';
-import { claimTemplateName } from './names.js';
+import type { Composed } from './composed.js';
+import { claimKey, claimTemplateName } from './names.js';
 import type { DeviceRequest, Engine, Member, Replica } from './spec.js';
 
 const DRA_API_VERSION = 'resource.k8s.io/v1';
@@ -34,4 +35,13 @@ export function claimTemplate(
       spec: { spec: { devices: { requests: requests.map(deviceRequest) } } },
     }),
   });
+}
+
+/** The templates of an engine's members that claim devices, each under its member's key. */
+export function memberClaims(providerConfig: string, replica: Replica, engine: Engine, members: readonly Member[]): Composed {
+  return members.flatMap((member): Composed =>
+    member.deviceRequests
+      ? [[claimKey(engine, member), claimTemplate(providerConfig, replica, engine, member, member.deviceRequests)]]
+      : [],
+  );
 }

@@ -5,26 +5,13 @@
 // leader's address (Grove numbers pods per clique, not across the gang, so
 // there is no rank alias as on a LeaderWorkerSet).
 
-import type { V1Container, V1EnvVar, V1PodSpec } from '@kubernetes/client-node';
+import type { V1EnvVar, V1PodSpec } from '@kubernetes/client-node';
 import { celReadiness, remoteObject, toJson, type JsonObject } from '#lib';
-import { claimTemplate } from './claims.js';
+import { memberClaims } from './claims.js';
 import type { Composed } from './composed.js';
 import type { PhaseShaping } from './disaggregated.js';
-import { LABEL_CLIQUE_ROLE, LABEL_SERVING, claimKey, groveName, servingLabel, workloadKey } from './names.js';
-import {
-  ENGINE_CONTAINER,
-  ENGINE_PORT,
-  claimResources,
-  engineEnv,
-  engineMounts,
-  placement,
-  podMetadata,
-  podVolumes,
-  pullSecrets,
-  readinessProbe,
-  userCommand,
-  type CacheShaping,
-} from './pod.js';
+import { LABEL_CLIQUE_ROLE, LABEL_SERVING, groveName, servingLabel, workloadKey } from './names.js';
+import { gangContainer, memberPodSpec, podMetadata, type CacheShaping } from './pod.js';
 import type { GangEngine, Member, Replica } from './spec.js';
 import type { StackShaping } from './stack.js';
 
@@ -124,14 +111,10 @@ export function podCliqueSet(
       },
     },
   };
-  const composed: Composed = [
+  return [
     [workloadKey(engine), remoteObject({ providerConfig, readiness: celReadiness(GROVE_AVAILABLE_CEL), manifest })],
+    ...memberClaims(providerConfig, replica, engine, [leader, worker]),
   ];
-  for (const member of [leader, worker]) {
-    if (member.deviceRequests)
-      composed.push([claimKey(engine, member), claimTemplate(providerConfig, replica, engine, member, member.deviceRequests)]);
-  }
-  return composed;
 }
 
 /** `serving`: false for a worker, true for a leader, its phase shaping for a PrefillDecode leader. */
@@ -143,41 +126,8 @@ function podSpec(
   stack: StackShaping,
   serving: boolean | PhaseShaping,
 ): V1PodSpec {
+  // ModelExpress reaches workers too: each pod publishes itself as a source.
+  const container = gangContainer(member, cache, serving, [GROVE_LEADER_ENV, ...stack.env], stack.securityContext);
   const phase = typeof serving === 'object' ? serving : undefined;
-  const secrets = pullSecrets(member, cache);
-  return {
-    containers: [engineContainer(member, cache, stack, serving), ...(phase?.sidecars.map((c) => structuredClone(c)) ?? [])],
-    volumes: [...podVolumes(cache), ...(phase?.volumes.map((v) => structuredClone(v)) ?? [])],
-    schedulerName: GROVE_SCHEDULER,
-    ...placement(replica, engine, member),
-    ...(secrets.length > 0 ? { imagePullSecrets: secrets } : {}),
-  };
-}
-
-function engineContainer(
-  member: Member,
-  cache: CacheShaping | undefined,
-  stack: StackShaping,
-  serving: boolean | PhaseShaping,
-): V1Container {
-  const args = member.container.args ?? [];
-  const phase = typeof serving === 'object' ? serving : undefined;
-  const container: V1Container = {
-    name: ENGINE_CONTAINER,
-    image: member.container.image,
-    volumeMounts: engineMounts(cache),
-    ...claimResources(member),
-    ...userCommand(member),
-    // Omitted when empty (upstream's Grove shape), never changed.
-    ...(args.length > 0 ? { args: [...args] } : {}),
-    // ModelExpress reaches workers too: each pod publishes itself as a source.
-    env: engineEnv(cache, [GROVE_LEADER_ENV, ...stack.env, ...(phase?.env ?? [])], member.container.env),
-  };
-  if (stack.securityContext) container.securityContext = structuredClone(stack.securityContext);
-  if (serving !== false) {
-    const port = phase?.enginePort ?? ENGINE_PORT;
-    container.ports = [{ containerPort: port }];
-    container.readinessProbe = readinessProbe(port);
-  }
-  return container;
+  return memberPodSpec(replica, engine, member, cache, container, phase, GROVE_SCHEDULER);
 }

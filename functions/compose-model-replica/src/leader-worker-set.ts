@@ -3,25 +3,12 @@
 // commands and args are the user's; Modelplane injects only env aliases that
 // tell a member where the leader is and which rank it has.
 
-import type { V1Container, V1EnvVar, V1PodSpec, V1PodTemplateSpec } from '@kubernetes/client-node';
+import type { V1EnvVar, V1PodSpec, V1PodTemplateSpec } from '@kubernetes/client-node';
 import { READY_QUERY, celReadiness, remoteObject, toJson } from '#lib';
-import { claimTemplate } from './claims.js';
+import { memberClaims } from './claims.js';
 import type { Composed } from './composed.js';
-import { LABEL_LWS_ROLE, LABEL_SERVING, claimKey, leaderWorkerSetName, servingLabel, workloadKey } from './names.js';
-import {
-  ENGINE_CONTAINER,
-  ENGINE_PORT,
-  claimResources,
-  engineEnv,
-  engineMounts,
-  placement,
-  podMetadata,
-  podVolumes,
-  pullSecrets,
-  readinessProbe,
-  userCommand,
-  type CacheShaping,
-} from './pod.js';
+import { LABEL_LWS_ROLE, LABEL_SERVING, leaderWorkerSetName, servingLabel, workloadKey } from './names.js';
+import { gangContainer, memberPodSpec, podMetadata, type CacheShaping } from './pod.js';
 import type { PhaseShaping } from './disaggregated.js';
 import type { GangEngine, Member, Replica } from './spec.js';
 
@@ -69,17 +56,13 @@ export function leaderWorkerSet(
       leaderWorkerTemplate: { size: 1 + (worker.workerNodes ?? DEFAULT_WORKER_NODES), leaderTemplate, workerTemplate },
     },
   };
-  const composed: Composed = [
+  return [
     [
       workloadKey(engine),
       remoteObject({ providerConfig, readiness: celReadiness(READY_QUERY.workloadAvailable), manifest: toJson(manifest) }),
     ],
+    ...memberClaims(providerConfig, replica, engine, [leader, worker]),
   ];
-  for (const member of [leader, worker]) {
-    if (member.deviceRequests)
-      composed.push([claimKey(engine, member), claimTemplate(providerConfig, replica, engine, member, member.deviceRequests)]);
-  }
-  return composed;
 }
 
 /** `serving`: false for a worker, true for a leader, its phase shaping for a PrefillDecode leader. */
@@ -90,33 +73,6 @@ function podSpec(
   cache: CacheShaping | undefined,
   serving: boolean | PhaseShaping,
 ): V1PodSpec {
-  const secrets = pullSecrets(member, cache);
   const phase = typeof serving === 'object' ? serving : undefined;
-  return {
-    containers: [engineContainer(member, cache, serving), ...(phase?.sidecars.map((c) => structuredClone(c)) ?? [])],
-    volumes: [...podVolumes(cache), ...(phase?.volumes.map((v) => structuredClone(v)) ?? [])],
-    ...placement(replica, engine, member),
-    ...(secrets.length > 0 ? { imagePullSecrets: secrets } : {}),
-  };
-}
-
-function engineContainer(member: Member, cache: CacheShaping | undefined, serving: boolean | PhaseShaping): V1Container {
-  const args = member.container.args ?? [];
-  const phase = typeof serving === 'object' ? serving : undefined;
-  const container: V1Container = {
-    name: ENGINE_CONTAINER,
-    image: member.container.image,
-    volumeMounts: engineMounts(cache),
-    ...claimResources(member),
-    ...userCommand(member),
-    // Omitted when empty (upstream's LWS shape), never changed.
-    ...(args.length > 0 ? { args: [...args] } : {}),
-    env: engineEnv(cache, [...GANG_ENV, ...(phase?.env ?? [])], member.container.env),
-  };
-  if (serving !== false) {
-    const port = phase?.enginePort ?? ENGINE_PORT;
-    container.ports = [{ containerPort: port }];
-    container.readinessProbe = readinessProbe(port);
-  }
-  return container;
+  return memberPodSpec(replica, engine, member, cache, gangContainer(member, cache, serving, GANG_ENV), phase);
 }

@@ -1,19 +1,17 @@
 // A Standalone engine: one self-contained pod per copy, as a Deployment.
 
-import type { V1Container, V1Deployment, V1PodSpec } from '@kubernetes/client-node';
+import type { V1Container, V1Deployment } from '@kubernetes/client-node';
 import { READY_QUERY, celReadiness, remoteObject, toJson } from '#lib';
-import { claimTemplate } from './claims.js';
-import { LABEL_SERVING, LABEL_WORKLOAD, claimKey, engineName, servingLabel, workloadKey } from './names.js';
+import { memberClaims } from './claims.js';
+import { LABEL_SERVING, LABEL_WORKLOAD, engineName, servingLabel, workloadKey } from './names.js';
 import {
   ENGINE_CONTAINER,
   ENGINE_PORT,
   claimResources,
   engineEnv,
   engineMounts,
-  placement,
+  memberPodSpec,
   podMetadata,
-  podVolumes,
-  pullSecrets,
   readinessProbe,
   userCommand,
   type CacheShaping,
@@ -48,13 +46,7 @@ export function nativeWorkload(
     ...claimResources(member),
     ...(stack.securityContext ? { securityContext: structuredClone(stack.securityContext) } : {}),
   };
-  const secrets = pullSecrets(member, cache);
-  const podSpec: V1PodSpec = {
-    containers: [container, ...(phase?.sidecars.map((c) => structuredClone(c)) ?? [])],
-    volumes: [...podVolumes(cache), ...(phase?.volumes.map((v) => structuredClone(v)) ?? [])],
-    ...placement(replica, engine, member),
-    ...(secrets.length > 0 ? { imagePullSecrets: secrets } : {}),
-  };
+  const podSpec = memberPodSpec(replica, engine, member, cache, container, phase);
   const deployment: V1Deployment = {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -68,13 +60,11 @@ export function nativeWorkload(
       },
     },
   };
-  const composed: Composed = [
+  return [
     [
       workloadKey(engine),
       remoteObject({ providerConfig, readiness: celReadiness(READY_QUERY.workloadAvailable), manifest: toJson(deployment) }),
     ],
+    ...memberClaims(providerConfig, replica, engine, [member]),
   ];
-  if (member.deviceRequests)
-    composed.push([claimKey(engine, member), claimTemplate(providerConfig, replica, engine, member, member.deviceRequests)]);
-  return composed;
 }

@@ -9,11 +9,13 @@ import type {
   V1ObjectMeta,
   V1PodSpec,
   V1Probe,
+  V1SecurityContext,
   V1Toleration,
   V1Volume,
   V1VolumeMount,
 } from '@kubernetes/client-node';
 import { HOME_MOUNT_PATH, HOME_SIZE_LIMIT, HOME_VOLUME, SHM_VOLUME, isReadOnly, type CacheMount } from '#lib';
+import type { PhaseShaping } from './disaggregated.js';
 import { LABEL_POOL, POD_CLAIM, claimTemplateName } from './names.js';
 import type { Engine, EnvVar, Member, Replica } from './spec.js';
 
@@ -162,4 +164,62 @@ export function podMetadata(member: Member, managed: Record<string, string> = {}
 export function userCommand(member: Member): Pick<V1Container, 'command'> {
   const command = member.container.command;
   return command && command.length > 0 ? { command: [...command] } : {};
+}
+
+/**
+ * A member's pod: its engine container, then a PrefillDecode phase's
+ * sidecars; /dev/shm and the cache's volumes, then the phase's; the member's
+ * placement and pull secrets. `schedulerName` only where a stack needs its own.
+ */
+export function memberPodSpec(
+  replica: Replica,
+  engine: Engine,
+  member: Member,
+  cache: CacheShaping | undefined,
+  container: V1Container,
+  phase: PhaseShaping | undefined,
+  schedulerName?: string,
+): V1PodSpec {
+  const secrets = pullSecrets(member, cache);
+  return {
+    containers: [container, ...(phase?.sidecars.map((c) => structuredClone(c)) ?? [])],
+    volumes: [...podVolumes(cache), ...(phase?.volumes.map((v) => structuredClone(v)) ?? [])],
+    ...(schedulerName ? { schedulerName } : {}),
+    ...placement(replica, engine, member),
+    ...(secrets.length > 0 ? { imagePullSecrets: secrets } : {}),
+  };
+}
+
+/**
+ * A gang member's engine container (LeaderWorkerSet or Grove): the user's
+ * image, command and args (args omitted when empty, as upstream's gang
+ * shapes have it, never changed), the gang's `injected` env before a phase's,
+ * and the port and probe only on the pod that serves. `serving`: false for a
+ * worker, true for a leader, its phase shaping for a PrefillDecode leader.
+ */
+export function gangContainer(
+  member: Member,
+  cache: CacheShaping | undefined,
+  serving: boolean | PhaseShaping,
+  injected: readonly V1EnvVar[],
+  securityContext?: V1SecurityContext,
+): V1Container {
+  const args = member.container.args ?? [];
+  const phase = typeof serving === 'object' ? serving : undefined;
+  const container: V1Container = {
+    name: ENGINE_CONTAINER,
+    image: member.container.image,
+    volumeMounts: engineMounts(cache),
+    ...claimResources(member),
+    ...userCommand(member),
+    ...(args.length > 0 ? { args: [...args] } : {}),
+    env: engineEnv(cache, [...injected, ...(phase?.env ?? [])], member.container.env),
+  };
+  if (securityContext) container.securityContext = structuredClone(securityContext);
+  if (serving !== false) {
+    const port = phase?.enginePort ?? ENGINE_PORT;
+    container.ports = [{ containerPort: port }];
+    container.readinessProbe = readinessProbe(port);
+  }
+  return container;
 }
