@@ -51,6 +51,20 @@ function prefixProducer(blockSize: number): string[] {
   ];
 }
 
+/** A scheduling profile: its filter, if any, then the picker and the two scorers, weighed alike in every profile. */
+function schedulingProfile(name: string, filter?: string): string[] {
+  return [
+    `- name: ${name}`,
+    '  plugins:',
+    ...(filter ? [`  - pluginRef: ${filter}`] : []),
+    '  - pluginRef: max-score-picker',
+    '  - pluginRef: prefix-cache-scorer',
+    '    weight: 2',
+    '  - pluginRef: queue-scorer',
+    '    weight: 1',
+  ];
+}
+
 /**
  * The unified EndpointPickerConfig, byte for byte upstream's (its SHA-256 is
  * on the picker's pod template, so any change rolls every picker). The
@@ -63,13 +77,7 @@ export function unifiedEppConfig(blockSize: number): string {
     '- type: queue-scorer',
     '- type: max-score-picker',
     'schedulingProfiles:',
-    '- name: default',
-    '  plugins:',
-    '  - pluginRef: max-score-picker',
-    '  - pluginRef: prefix-cache-scorer',
-    '    weight: 2',
-    '  - pluginRef: queue-scorer',
-    '    weight: 1',
+    ...schedulingProfile('default'),
     '',
   ].join('\n');
 }
@@ -98,22 +106,8 @@ export function disaggregatedEppConfig(blockSize: number): string {
     '    deciders:',
     '      prefill: prefix-based-pd-decider',
     'schedulingProfiles:',
-    '- name: prefill',
-    '  plugins:',
-    '  - pluginRef: prefill-filter',
-    '  - pluginRef: max-score-picker',
-    '  - pluginRef: prefix-cache-scorer',
-    '    weight: 2',
-    '  - pluginRef: queue-scorer',
-    '    weight: 1',
-    '- name: decode',
-    '  plugins:',
-    '  - pluginRef: decode-filter',
-    '  - pluginRef: max-score-picker',
-    '  - pluginRef: prefix-cache-scorer',
-    '    weight: 2',
-    '  - pluginRef: queue-scorer',
-    '    weight: 1',
+    ...schedulingProfile('prefill', 'prefill-filter'),
+    ...schedulingProfile('decode', 'decode-filter'),
     '',
   ].join('\n');
 }
