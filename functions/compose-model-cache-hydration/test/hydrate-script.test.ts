@@ -101,8 +101,13 @@ function hydrate(source: HuggingFaceSource, options: { verifyOnly?: boolean; tok
   };
   if (options.token) env['HF_TOKEN'] = TOKEN;
   if (options.stallSeconds !== undefined) env['MODELPLANE_STALL_SECONDS'] = String(options.stallSeconds);
+  return sh(command(source, options), env);
+}
+
+/** Run a shell command line to its end, with its exit code and everything it printed. */
+function sh(line: string, env: Record<string, string>): Promise<Run> {
   return new Promise((done, fail) => {
-    const child = spawn('/bin/sh', ['-c', command(source, options)], { env });
+    const child = spawn('/bin/sh', ['-c', line], { env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -244,25 +249,13 @@ describe('the hydration script, under Python with huggingface_hub, against a fak
 
   it('sizes the selection from the listing alone (--size-only): the claim it needs, nothing downloaded', async () => {
     await startHub();
-    const run = await new Promise<Run>((done, fail) => {
-      const child = spawn('/bin/sh', ['-c', hydrationCommand({ repo: REPO, revision: 'big' }, { pip: false }, { sizeOnly: true })], {
-        env: {
-          PATH: `${VENV_BIN}:${process.env['PATH'] ?? ''}`,
-          HOME: cache,
-          HF_ENDPOINT: hub.url,
-          MODELPLANE_KUBE_API: hub.url,
-          MODELPLANE_JOB: 'sizer',
-          MODELPLANE_NAMESPACE: 'default',
-        },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('error', fail);
-      child.on('close', (code) => {
-        done({ code: code ?? -1, stdout, stderr });
-      });
+    const run = await sh(hydrationCommand({ repo: REPO, revision: 'big' }, { pip: false }, { sizeOnly: true }), {
+      PATH: `${VENV_BIN}:${process.env['PATH'] ?? ''}`,
+      HOME: cache,
+      HF_ENDPOINT: hub.url,
+      MODELPLANE_KUBE_API: hub.url,
+      MODELPLANE_JOB: 'sizer',
+      MODELPLANE_NAMESPACE: 'default',
     });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
