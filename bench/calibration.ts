@@ -3,7 +3,7 @@
 // local control plane, live; bench/captured/ keeps one capture per function,
 // which test/bench/calibration.test.ts checks on every `make test`.
 
-import { RunFunctionRequest, getIn, type JsonObject, type JsonValue } from '#lib';
+import { RunFunctionRequest, getIn, isObject, type JsonObject, type JsonValue } from '#lib';
 import { SCENARIOS, type FunctionName } from './scenarios.js';
 import { compareShapes, shapeOf } from './shape.js';
 
@@ -37,9 +37,6 @@ const WORLD_CHOICES: { pattern: RegExp; why: string }[] = [
 const SIZE_CHOICES = new Set(['required InferenceCluster']);
 
 const REDACTED = Buffer.from('redacted').toString('base64');
-
-const isObject = (value: JsonValue | undefined): value is JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 

@@ -28,7 +28,7 @@
 // value is derived from the lean object, so a request stays deterministic, it
 // scales to any N, and the functions read the same fields.
 
-import type { JsonObject, JsonValue } from '#lib';
+import { isObject, type JsonObject, type JsonValue } from '#lib';
 
 const CREATED = '2026-11-01T09:14:27Z';
 const UPDATED = '2026-11-29T17:02:41Z';
@@ -48,12 +48,8 @@ function uid(seed: string): string {
 }
 
 /** A field as a string ('' when it is not one). */
-function text(value: JsonValue | undefined, fallback = ''): string {
+export function text(value: JsonValue | undefined, fallback = ''): string {
   return typeof value === 'string' ? value : fallback;
-}
-
-function isObject(value: JsonValue | undefined): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

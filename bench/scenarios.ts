@@ -7,7 +7,7 @@ import { LABEL_CLUSTER, LABEL_MODELCACHE, RunFunctionRequest, Ready, Status, typ
 import { compose as composeCache } from '../functions/compose-model-cache/src/fn.js';
 import { compose as composeHydration } from '../functions/compose-model-cache-hydration/src/fn.js';
 import { compose as composeReplica } from '../functions/compose-model-replica/src/fn.js';
-import { composedAsStored, compositeAsStored, requiredAsStored } from './crossplane.js';
+import { composedAsStored, compositeAsStored, requiredAsStored, text } from './crossplane.js';
 import {
   CACHE,
   NAMESPACE,
@@ -223,7 +223,6 @@ function asCrossplaneSends(lean: RunFunctionRequest, fn?: FunctionName): RunFunc
   const xr: JsonObject | undefined = req.observed?.composite?.resource;
   const metadata = (xr?.['metadata'] ?? {}) as JsonObject;
   const spec = (xr?.['spec'] ?? {}) as JsonObject;
-  const text = (value: unknown): string => (typeof value === 'string' ? value : '');
   const owner = {
     apiVersion: text(xr?.['apiVersion']),
     kind: text(xr?.['kind']),

@@ -11,7 +11,7 @@
 // kind of resource in each part of the request, the set of those paths
 // (list items folded into `[]`), and the JSON size of one such resource.
 
-import type { JsonObject, JsonValue } from '#lib';
+import { isObject, type JsonObject, type JsonValue } from '#lib';
 
 export interface KindShape {
   /** Decoration paths, e.g. `metadata.managedFields[].manager`. */
@@ -24,9 +24,6 @@ export interface KindShape {
 
 /** Shapes by `part kind`, e.g. `observed Object/Job`, `required InferenceCluster`, `composite ModelCache`. */
 export type RequestShape = Map<string, KindShape>;
-
-const isObject = (value: JsonValue | undefined): value is JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Which paths are decoration. Under metadata everything is (labels and
