@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '#testing';
 import { Ready, RunFunctionRequest, Severity, type JsonObject } from '#lib';
-import { CAPTURED_FUNCTIONS, calibrate } from '../../bench/calibration.js';
+import { CAPTURED_FUNCTIONS, calibrate, capturedJson } from '../../bench/calibration.js';
 import { HANDLERS } from '../../bench/scenarios.js';
 import { compareShapes, shapeOf } from '../../bench/shape.js';
 
@@ -40,6 +40,30 @@ describe.each(CAPTURED_FUNCTIONS)("%s: the benchmark's realistic request against
     expect(rsp.results.filter((r) => r.severity !== Severity.SEVERITY_NORMAL)).toEqual([]);
     if (fn === 'compose-model-replica') expect(rsp.conditions.find((c) => c.type === 'ModelReady')?.reason).toBe('Serving');
     else expect(rsp.desired?.composite?.ready).toBe(Ready.READY_TRUE);
+  });
+});
+
+describe('a capture as it is kept', () => {
+  it("keeps no Secret's data, no Secret's kubectl last-applied copy and no connection detail, by key only", () => {
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: {
+        name: 'hf-token',
+        annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"stringData":{"HF_TOKEN":"hf_clear"}}' },
+      },
+      data: { HF_TOKEN: Buffer.from('hf_clear').toString('base64') },
+    };
+    const object = { apiVersion: 'kubernetes.m.crossplane.io/v1alpha1', kind: 'Object', spec: { forProvider: { manifest: secret } } };
+    const request = RunFunctionRequest.fromPartial({
+      observed: { resources: { token: { resource: object, connectionDetails: { password: Buffer.from('hf_clear') } } } },
+      requiredResources: { 'auth-secret': { items: [{ resource: secret }] } },
+    });
+    const kept = JSON.stringify(capturedJson(request));
+    expect(kept).not.toContain('hf_clear');
+    expect(kept).not.toContain(Buffer.from('hf_clear').toString('base64'));
+    expect(kept).toContain('"HF_TOKEN"');
+    expect(kept).toContain('"password"');
   });
 });
 

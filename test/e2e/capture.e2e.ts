@@ -16,6 +16,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REMOTE_NAMESPACE, cacheNames, decodeRequest, getIn, hydrationName, type JsonObject } from '#lib';
+import { REPO_ROOT } from '../support/server.js';
 import { CAPTURED_FUNCTIONS, calibrate, capturedJson, type CapturedFunction } from '../../bench/calibration.js';
 import {
   WORKLOAD_CLUSTERS,
@@ -36,7 +37,6 @@ import { tapFunctions, type Tap } from './tap.js';
 const NAMESPACE = 'e2e-capture';
 const CACHE = 'qwen';
 const REPLICA = 'qwen-chat';
-const REPO_ROOT = join(import.meta.dirname, '..', '..');
 
 const cacheOf = (): JsonObject | undefined => getObject('control-plane', 'modelcache', CACHE, NAMESPACE);
 const replicaOf = (): JsonObject | undefined => getObject('control-plane', 'modelreplica', REPLICA, NAMESPACE);

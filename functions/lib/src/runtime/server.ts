@@ -184,7 +184,7 @@ export const RECEIVE_WINDOW_BYTES = 256 * 1024;
  * servers (a private field, checked here and by test/runtime's flow-control
  * test, which fails if an upgrade moves it). Returns whether it could.
  */
-export function widenReceiveWindows(server: grpc.Server): boolean {
+function widenReceiveWindows(server: grpc.Server): boolean {
   const found = (server as unknown as { http2Servers?: unknown }).http2Servers;
   if (!(found instanceof Map)) return false;
   for (const http2Server of (found as Map<http2.Http2Server | http2.Http2SecureServer, unknown>).keys()) {
