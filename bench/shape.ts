@@ -26,12 +26,13 @@ export interface KindShape {
 export type RequestShape = Map<string, KindShape>;
 
 /**
- * Which paths are decoration. Under metadata everything is (labels and
- * annotations by key: the ones Crossplane adds have fixed names), except
- * managedFields' fieldsV1, which mirrors the object's own fields. Elsewhere: an
- * XR's spec.crossplane, an Object's own spec fields (not the manifest's
- * content), condition fields, and the metadata of the manifest an Object
- * carries, as asked and as observed.
+ * Which paths are decoration. Any metadata not inside a nested spec or
+ * status: the object's, its manifest's (as asked and as observed), and a
+ * template's directly under spec; labels and annotations by key (the ones
+ * Crossplane adds have fixed names); managedFields but not their fieldsV1,
+ * which mirrors the object's own fields. Elsewhere: an XR's spec.crossplane,
+ * an Object's own spec fields (not the manifest's content), condition fields,
+ * and top-level keys.
  */
 function isDecoration(path: string): boolean {
   if (/(^|\.)metadata\.managedFields\[\]\.fieldsV1\./.test(path)) return false;
