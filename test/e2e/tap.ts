@@ -15,7 +15,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { FunctionRunnerServiceService, MAX_MESSAGE_BYTES, RUN_FUNCTION_SERVICE, TLS_FILES, listen, serverCredentials } from '#lib';
+import { FunctionRunnerServiceService, MAX_MESSAGE_BYTES, TLS_FILES, serverCredentials } from '#lib';
+import { RAW_RUN_FUNCTION_SERVICE, grpcServerCredentials, listenGrpc } from '../support/grpc-server.js';
 import { STATE_DIR, kubectlOk } from './plane.js';
 
 const METHOD = FunctionRunnerServiceService.runFunction.path;
@@ -83,7 +84,7 @@ export async function tapFunctions(fns: readonly string[]): Promise<Tap> {
       'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
       'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
     });
-    server.addService(RUN_FUNCTION_SERVICE, {
+    server.addService(RAW_RUN_FUNCTION_SERVICE, {
       runFunction: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
         record.requests.push(call.request);
         upstream.makeUnaryRequest(METHOD, identity, identity, call.request, call.metadata, (error, response) => {
@@ -92,7 +93,11 @@ export async function tapFunctions(fns: readonly string[]): Promise<Tap> {
         });
       },
     });
-    const port = await listen(server, '127.0.0.1:0', serverCredentials({ insecure: false, certsDir: join(STATE_DIR, 'function-server') }));
+    const port = await listenGrpc(
+      server,
+      '127.0.0.1:0',
+      grpcServerCredentials(serverCredentials({ insecure: false, certsDir: join(STATE_DIR, 'function-server') })),
+    );
     servers.push(server);
     clients.push(upstream);
     tapped.set(fn, record);

@@ -139,9 +139,8 @@ describe.each(FUNCTION_NAMES)('%s over gRPC', (name) => {
 });
 
 describe('flow control', () => {
-  // gRPC-js's server would announce HTTP/2's 64 KiB; ours announces RECEIVE_WINDOW_BYTES, per call and per
-  // connection, so a big request crosses in a few rounds (see server.ts). This fails if a gRPC-js upgrade moves
-  // what widenReceiveWindows reaches.
+  // HTTP/2's default is 64 KiB (what gRPC-js's server announced); ours announces RECEIVE_WINDOW_BYTES, per call
+  // and per connection, so a big request crosses in a few rounds (see server.ts).
   it.each(FUNCTION_NAMES)('%s lets a client send a whole window before it acknowledges', async (name) => {
     const server = await startServer(name);
     let session: ClientHttp2Session | undefined;

@@ -4,7 +4,8 @@
 // whatever the test's handler returns and recording every request it got.
 
 import * as grpc from '@grpc/grpc-js';
-import { FunctionRunnerServiceService, listen, newResponse, type RunFunctionRequest, type RunFunctionResponse } from '#lib';
+import { FunctionRunnerServiceService, newResponse, type RunFunctionRequest, type RunFunctionResponse } from '#lib';
+import { listenGrpc } from './grpc-server.js';
 
 /** Answers one call; `call` counts from 1 for each server. */
 export type FakeHandler = (req: RunFunctionRequest, call: number) => RunFunctionResponse;
@@ -33,7 +34,7 @@ export async function startFakeFunction(handler: FakeHandler): Promise<FakeFunct
       }
     },
   });
-  const port = await listen(server, '127.0.0.1:0', grpc.ServerCredentials.createInsecure());
+  const port = await listenGrpc(server, '127.0.0.1:0', grpc.ServerCredentials.createInsecure());
   return {
     target: `127.0.0.1:${port}`,
     requests,

@@ -17,6 +17,7 @@ export * from './runtime/log.js';
 export * from './runtime/serve.js';
 export * from './runtime/server.js';
 export * from './runtime/tls.js';
+export * from './runtime/unary.js';
 export * from './runtime/codec.js';
 export * from './settings.js';
 export * from './source.js';

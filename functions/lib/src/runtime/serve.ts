@@ -3,7 +3,7 @@
 
 import { FlagError, parseFlags, usage } from './flags.js';
 import { jsonLogger } from './log.js';
-import { createFunctionServer, drain, listen, type DecodeMode, type FunctionHandler } from './server.js';
+import { createFunctionServer, type DecodeMode, type FunctionHandler } from './server.js';
 import { TlsError, serverCredentials } from './tls.js';
 
 /** Kubernetes waits 30 s after SIGTERM by default; finish well inside that. */
@@ -47,7 +47,7 @@ export async function serveFunction(options: { name: string; handler: FunctionHa
     if (stopping) return;
     stopping = true;
     logger.info('shutting down', { signal });
-    void drain(server, SHUTDOWN_GRACE_MS).then((how) => {
+    void server.shutdown(SHUTDOWN_GRACE_MS).then((how) => {
       if (how === 'forced') logger.warn('calls still in flight after the grace period were cancelled');
       logger.info('stopped');
       process.exit(0);
@@ -57,7 +57,7 @@ export async function serveFunction(options: { name: string; handler: FunctionHa
   process.on('SIGINT', stop);
   let port: number;
   try {
-    port = await listen(server, flags.address, credentials);
+    port = await server.listen(flags.address, credentials);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     const inUse = /EADDRINUSE|address already in use/i.test(reason);

@@ -2,8 +2,6 @@
 // with the SDK's convenience start, which accepts clients without a
 // certificate, ignores TLS_SERVER_CERTS_DIR and exits 0 when the port is taken.
 
-import type * as http2 from 'node:http2';
-import * as grpc from '@grpc/grpc-js';
 import { InputError } from '../input.js';
 import { getString } from '../json.js';
 import { FunctionRunnerServiceService, Severity, type RunFunctionRequest, type RunFunctionResponse } from '../protocol.js';
@@ -11,6 +9,7 @@ import { fatalResult } from '../response.js';
 import { RESPONSE_TTL_SECONDS } from '../constants.js';
 import { DecodeError, decodeRequest, decodeRequestOnDemand, encodeResponse } from './codec.js';
 import type { Logger } from './log.js';
+import { GrpcStatus, createUnaryServer, type UnaryServer } from './unary.js';
 
 /** A composition function: a pure function of its request. */
 export type FunctionHandler = (req: RunFunctionRequest) => RunFunctionResponse;
@@ -66,21 +65,6 @@ function summarize(req: RunFunctionRequest, rsp: RunFunctionResponse): Record<st
 }
 
 /**
- * The RunFunction service carrying raw bytes both ways. A request is decoded
- * (by our direct codec: the generated one's wire format and shapes, a fraction
- * of its cost) inside the handler, which runs to its answer without yielding,
- * so only one decoded request is ever alive: with many calls in flight, the
- * ones waiting hold their few raw megabytes, not their decoded tens.
- */
-export const RUN_FUNCTION_SERVICE = {
-  runFunction: {
-    ...FunctionRunnerServiceService.runFunction,
-    requestDeserialize: (bytes: Buffer): Buffer => bytes,
-    responseSerialize: (bytes: Buffer): Buffer => bytes,
-  },
-};
-
-/**
  * How a server decodes requests. `on-demand` (what the functions run with)
  * decodes a Struct's nested parts only when the handler first reads them;
  * `full` decodes everything first, as the benchmark's floor does. Both
@@ -130,96 +114,67 @@ export function answer(
   return encoded;
 }
 
+/**
+ * Receive buffers up to this size stay allocated for the next call. 16 MiB
+ * covers a realistic ModelCache of about 1,400 clusters (11.4 MB at 1,000);
+ * a bigger request gets a buffer of its own that is freed with the call, so a
+ * rare giant does not stay resident.
+ */
+export const RETAINED_RECEIVE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * How many bytes a client may send before the server acknowledges them, per
+ * call and per connection. HTTP/2's default of 64 KiB (what gRPC-js's server
+ * announced) took Crossplane's 11 MB request at a thousand clusters across
+ * the wire in about 175 rounds of window updates, a third of the call.
+ * Measured with `make bench` on compose-model-cache's realistic steady
+ * request at N = 1,000, on gRPC-js's server (p50; peak RSS, calls one at a
+ * time): 64 KiB 57-62 ms, 148-157 MB; 256 KiB 49-50 ms, 166 MB; 1 MiB
+ * 43-45 ms, 173-201 MB; 16 MiB (where Go's gRPC grows its own windows)
+ * 50 ms, 201 MB (BENCHMARKS.md, "What one run does not show"). A wider window
+ * lets more of a request arrive at once; 256 KiB takes most of the speed for
+ * little of that memory.
+ */
+export const RECEIVE_WINDOW_BYTES = 256 * 1024;
+
+/** RunFunction as gRPC names it on the wire. */
+export const RUN_FUNCTION_PATH = FunctionRunnerServiceService.runFunction.path;
+
+/**
+ * A function's server: RunFunction and nothing else, over HTTP/2 (see
+ * unary.ts for why not gRPC-js's server). Bytes that are not a request get
+ * INVALID_ARGUMENT; anything else that fails (never expected) INTERNAL. The
+ * server stays up either way. A request is decoded inside the call, which runs
+ * to its answer without yielding, so only one decoded request is ever alive:
+ * with many calls in flight, the ones waiting hold their raw bytes, not their
+ * decoded objects.
+ */
 export function createFunctionServer(options: {
   name: string;
   handler: FunctionHandler;
   logger: Logger;
   decode?: DecodeMode;
-}): grpc.Server {
+}): UnaryServer {
   const { name, handler, logger, decode = 'on-demand' } = options;
-  const server = new grpc.Server({
-    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
-    'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
-  });
-  server.addService(RUN_FUNCTION_SERVICE, {
-    runFunction: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
-      let encoded: Buffer;
+  return createUnaryServer({
+    path: RUN_FUNCTION_PATH,
+    maxMessageBytes: MAX_MESSAGE_BYTES,
+    receiveWindowBytes: RECEIVE_WINDOW_BYTES,
+    retainedBufferBytes: RETAINED_RECEIVE_BYTES,
+    handle: (bytes) => {
       try {
-        encoded = answer(name, handler, call.request, logger, decode);
+        return { ok: true, message: answer(name, handler, bytes, logger, decode) };
       } catch (error) {
-        // Bytes that are not a request get INVALID_ARGUMENT; anything else (never expected) INTERNAL. The server stays up.
         const undecodable = error instanceof DecodeError;
         const message = error instanceof Error ? error.message : String(error);
         const details = undecodable ? `cannot decode the RunFunctionRequest: ${message}` : `${name} failed: ${message}`;
-        if (undecodable) logger.warn('RunFunction refused', { bytes: call.request.length, error: details });
-        else logger.error('RunFunction failed', { bytes: call.request.length, error: details });
-        callback({ code: undecodable ? grpc.status.INVALID_ARGUMENT : grpc.status.INTERNAL, details });
-        return;
+        if (undecodable) logger.warn('RunFunction refused', { bytes: bytes.length, error: details });
+        else logger.error('RunFunction failed', { bytes: bytes.length, error: details });
+        return { ok: false, code: undecodable ? GrpcStatus.INVALID_ARGUMENT : GrpcStatus.INTERNAL, details };
       }
-      callback(null, encoded);
     },
-  });
-  return server;
-}
-
-/**
- * How many bytes a client may send before the server acknowledges them, per
- * call and per connection. gRPC-js's server keeps HTTP/2's default of
- * 64 KiB, so Crossplane's 11 MB request at a thousand clusters crossed the
- * wire in about 175 rounds of window updates, a third of the call. Measured
- * with `make bench` on compose-model-cache's realistic steady request at
- * N = 1,000 (p50; the server's peak RSS, calls one at a time): 64 KiB
- * 57-62 ms, 148-157 MB; 256 KiB 49-50 ms, 166 MB; 1 MiB 43-45 ms,
- * 173-201 MB; 16 MiB (where Go's gRPC grows its own windows) 50 ms, 201 MB
- * (BENCHMARKS.md, "What one run does not show"). A wider
- * window lets more of a request arrive at once, and the server holds it
- * longer before the collector frees it; 256 KiB takes most of the speed for
- * little of that memory.
- */
-export const RECEIVE_WINDOW_BYTES = 256 * 1024;
-
-/**
- * Announce RECEIVE_WINDOW_BYTES on every connection the server accepts.
- * gRPC-js offers no option for a server's windows, so this reaches its HTTP/2
- * servers (a private field, checked here and by test/runtime's flow-control
- * test, which fails if an upgrade moves it). Returns whether it could.
- */
-function widenReceiveWindows(server: grpc.Server): boolean {
-  const found = (server as unknown as { http2Servers?: unknown }).http2Servers;
-  if (!(found instanceof Map)) return false;
-  for (const http2Server of (found as Map<http2.Http2Server | http2.Http2SecureServer, unknown>).keys()) {
-    http2Server.updateSettings({ initialWindowSize: RECEIVE_WINDOW_BYTES });
-    http2Server.on('session', (session: http2.ServerHttp2Session) => {
-      session.setLocalWindowSize(RECEIVE_WINDOW_BYTES);
-    });
-  }
-  return true;
-}
-
-/** Bind and resolve with the port actually bound (it differs from the address when that asks for port 0). */
-export function listen(server: grpc.Server, address: string, credentials: grpc.ServerCredentials): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.bindAsync(address, credentials, (error, port) => {
-      if (error) reject(error);
-      else {
-        widenReceiveWindows(server);
-        resolve(port);
-      }
-    });
-  });
-}
-
-/** Stop taking calls, let the ones in flight finish, then resolve; force after the grace period. */
-export function drain(server: grpc.Server, graceMs: number): Promise<'drained' | 'forced'> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      server.forceShutdown();
-      resolve('forced');
-    }, graceMs);
-    timer.unref();
-    server.tryShutdown(() => {
-      clearTimeout(timer);
-      resolve('drained');
-    });
+    onRefused: (code, details) => {
+      logger.debug('call refused', { code, error: details });
+    },
   });
 }

@@ -5,13 +5,16 @@
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
+import { createSecureContext } from 'node:tls';
 
 export class TlsError extends Error {
   override name = 'TlsError';
 }
 
 export const TLS_FILES = { ca: 'ca.crt', cert: 'tls.crt', key: 'tls.key' } as const;
+
+/** How a server listens: in plaintext, or with mTLS from these PEM files' contents. */
+export type ServerTls = { insecure: true } | { insecure: false; ca: Buffer; cert: Buffer; key: Buffer };
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
@@ -40,8 +43,8 @@ function privateKeyIn(pem: Buffer, path: string): KeyObject {
   }
 }
 
-export function serverCredentials(options: { insecure: boolean; certsDir: string }): grpc.ServerCredentials {
-  if (options.insecure) return grpc.ServerCredentials.createInsecure();
+export function serverCredentials(options: { insecure: boolean; certsDir: string }): ServerTls {
+  if (options.insecure) return { insecure: true };
   const path = (file: string): string => join(options.certsDir, file);
   const read = (file: string): Buffer => {
     try {
@@ -63,7 +66,9 @@ export function serverCredentials(options: { insecure: boolean; certsDir: string
     throw new TlsError(`${path(TLS_FILES.key)} is not the key of the certificate in ${path(TLS_FILES.cert)}`);
   }
   try {
-    return grpc.ServerCredentials.createSsl(ca, [{ cert_chain: cert, private_key: key }], true);
+    // What the server will build from them: any other failure is found here too.
+    createSecureContext({ ca, cert, key });
+    return { insecure: false, ca, cert, key };
   } catch (error) {
     throw new TlsError(`cannot use the certificates in ${options.certsDir}: ${error instanceof Error ? error.message : String(error)}`);
   }
