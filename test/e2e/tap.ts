@@ -15,11 +15,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { FunctionRunnerServiceService, MAX_MESSAGE_BYTES, TLS_FILES, serverCredentials } from '#lib';
+import { MAX_MESSAGE_BYTES, TLS_FILES, serverCredentials } from '#lib';
+import { RUN_FUNCTION_PATH } from '../support/client.js';
 import { RAW_RUN_FUNCTION_SERVICE, grpcServerCredentials, listenGrpc } from '../support/grpc-server.js';
 import { STATE_DIR, kubectlOk } from './plane.js';
 
-const METHOD = FunctionRunnerServiceService.runFunction.path;
 const identity = (bytes: Buffer): Buffer => bytes;
 
 export interface Tapped {
@@ -87,7 +87,7 @@ export async function tapFunctions(fns: readonly string[]): Promise<Tap> {
     server.addService(RAW_RUN_FUNCTION_SERVICE, {
       runFunction: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
         record.requests.push(call.request);
-        upstream.makeUnaryRequest(METHOD, identity, identity, call.request, call.metadata, (error, response) => {
+        upstream.makeUnaryRequest(RUN_FUNCTION_PATH, identity, identity, call.request, call.metadata, (error, response) => {
           if (error) callback(error);
           else callback(null, response);
         });

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECEIVE_WINDOW_BYTES } from '#lib';
 import {
   FUNCTION_NAMES,
+  RUN_FUNCTION_PATH,
   functionClient,
   hydrationXr,
   items,
@@ -202,7 +203,7 @@ describe('undecodable requests', () => {
     const identity = (value: Buffer): Buffer => value;
     const send = (bytes: Buffer) =>
       new Promise<string>((resolve) => {
-        raw.makeUnaryRequest('/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction', identity, identity, bytes, (error) => {
+        raw.makeUnaryRequest(RUN_FUNCTION_PATH, identity, identity, bytes, (error) => {
           resolve(error ? `error ${error.code}` : 'ok');
         });
       });

@@ -287,11 +287,22 @@ describe('what it refuses, and goes on serving', () => {
 });
 
 describe('shutdown', () => {
-  it('refuses calls on a connection it is draining with UNAVAILABLE, and finishes the one in flight', async () => {
+  /** A server of the test's own to shut down, and an HTTP/2 connection to it. */
+  async function ownServer(): Promise<{ own: UnaryServer; port: number; session: ClientHttp2Session }> {
     const own = createUnaryServer({ path: PATH, handle, maxMessageBytes: MAX, receiveWindowBytes: 65_535, retainedBufferBytes: 0 });
     const port = await own.listen('127.0.0.1:0', { insecure: true });
     const session = connect(`http://127.0.0.1:${port}`);
+    session.on('error', () => {});
+    return { own, port, session };
+  }
+
+  it('refuses calls on a connection it is draining with UNAVAILABLE, and finishes the one in flight', async () => {
+    const { own, port, session } = await ownServer();
+    const caller = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
     try {
+      // Connected and answered before the shutdown, as Crossplane's long-lived connection is.
+      const first = bytesOf(10, 1);
+      expect(await call(first, { client: caller })).toEqual({ ok: true, answer: reversed(first) });
       const inFlight = session.request({ ':method': 'POST', ':path': PATH, 'content-type': 'application/grpc' });
       const body: Buffer[] = [];
       inFlight.on('data', (chunk: Buffer) => body.push(chunk));
@@ -301,20 +312,21 @@ describe('shutdown', () => {
       inFlight.write(whole.subarray(0, 50));
       await new Promise((resolve) => setTimeout(resolve, 50));
       const drained = own.shutdown(5000);
+      const t0 = performance.now();
+      expect(await call(bytesOf(10, 2), { client: caller })).toMatchObject({ ok: false, code: GrpcStatus.UNAVAILABLE });
+      expect(performance.now() - t0).toBeLessThan(1000);
       inFlight.end(whole.subarray(50));
       await ended;
       expect(Buffer.concat(body)).toEqual(framed(reversed(bytes)));
       expect(await drained).toBe('drained');
     } finally {
+      caller.close();
       session.destroy();
     }
   });
 
   it('cuts off what is still in flight after the grace period', async () => {
-    const own = createUnaryServer({ path: PATH, handle, maxMessageBytes: MAX, receiveWindowBytes: 65_535, retainedBufferBytes: 0 });
-    const port = await own.listen('127.0.0.1:0', { insecure: true });
-    const session = connect(`http://127.0.0.1:${port}`);
-    session.on('error', () => {});
+    const { own, session } = await ownServer();
     try {
       const stuck = session.request({ ':method': 'POST', ':path': PATH, 'content-type': 'application/grpc' });
       stuck.on('error', () => {});

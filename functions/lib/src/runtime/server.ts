@@ -137,8 +137,8 @@ export const RETAINED_RECEIVE_BYTES = 16 * 1024 * 1024;
  */
 export const RECEIVE_WINDOW_BYTES = 256 * 1024;
 
-/** RunFunction as gRPC names it on the wire. */
-export const RUN_FUNCTION_PATH = FunctionRunnerServiceService.runFunction.path;
+/** RunFunction as gRPC names it on the wire (the protocol's own name; the tests' clients spell it out). */
+const RUN_FUNCTION = FunctionRunnerServiceService.runFunction.path;
 
 /**
  * A function's server: RunFunction and nothing else, over HTTP/2 (see
@@ -157,7 +157,7 @@ export function createFunctionServer(options: {
 }): UnaryServer {
   const { name, handler, logger, decode = 'on-demand' } = options;
   return createUnaryServer({
-    path: RUN_FUNCTION_PATH,
+    path: RUN_FUNCTION,
     maxMessageBytes: MAX_MESSAGE_BYTES,
     receiveWindowBytes: RECEIVE_WINDOW_BYTES,
     retainedBufferBytes: RETAINED_RECEIVE_BYTES,

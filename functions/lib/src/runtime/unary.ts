@@ -106,11 +106,8 @@ export function createUnaryServer(options: UnaryServerOptions): UnaryServer {
 
   function refuse(stream: http2.ServerHttp2Stream, code: GrpcStatusCode, details: string): void {
     onRefused?.(code, details);
+    // Every refusal comes before an answer is started, so this is the call's only HEADERS frame.
     if (stream.destroyed || stream.closed) return;
-    if (stream.headersSent) {
-      stream.close(http2.constants.NGHTTP2_CANCEL);
-      return;
-    }
     // Trailers-only: the status in the one HEADERS frame that ends the call (with the encodings taken, which a
     // client refused for its encoding needs).
     stream.respond(
@@ -152,10 +149,6 @@ export function createUnaryServer(options: UnaryServerOptions): UnaryServer {
       stream.respond({ ':status': 415, 'content-type': 'text/plain' }, { endStream: true });
       return;
     }
-    if (closing) {
-      refuse(stream, GrpcStatus.UNAVAILABLE, 'the server is shutting down');
-      return;
-    }
     if (headers[':path'] !== path) {
       refuse(stream, GrpcStatus.UNIMPLEMENTED, `unknown method ${String(headers[':path'])}`);
       return;
@@ -184,9 +177,8 @@ export function createUnaryServer(options: UnaryServerOptions): UnaryServer {
     let compressed = false;
     let length = -1; // the message's, once its prefix is in
     let received = 0;
-    let lent: Buffer | undefined; // the spare buffer the message is copied into, or
-    let pieces: Buffer[] = []; // the parts of the chunks it arrived in, joined at the end
-    let owned: Buffer | undefined; // the server's own buffer holding the message, to give back
+    let held: Buffer | undefined; // the server's own buffer holding the message: lent at its prefix, or joined at its end
+    let pieces: Buffer[] = []; // without a lent buffer, the parts of the chunks it arrives in
     let done = false;
 
     function finish(): void {
@@ -194,9 +186,8 @@ export function createUnaryServer(options: UnaryServerOptions): UnaryServer {
       done = true;
       if (deadline !== undefined) clearTimeout(deadline);
       stream.removeAllListeners('data');
-      const buffer = owned ?? lent;
-      if (buffer !== undefined) giveBack(buffer);
-      owned = lent = undefined;
+      if (held !== undefined) giveBack(held);
+      held = undefined;
       pieces = [];
     }
 
@@ -221,7 +212,7 @@ export function createUnaryServer(options: UnaryServerOptions): UnaryServer {
             refuse(stream, GrpcStatus.INTERNAL, 'a compressed message without a grpc-encoding');
             return;
           }
-          lent = lend(length);
+          held = lend(length);
           continue;
         }
         if (received === length) {
@@ -230,7 +221,7 @@ export function createUnaryServer(options: UnaryServerOptions): UnaryServer {
           return;
         }
         const take = Math.min(length - received, chunk.length - offset);
-        if (lent !== undefined) chunk.copy(lent, received, offset, offset + take);
+        if (held !== undefined) chunk.copy(held, received, offset, offset + take);
         else pieces.push(chunk.subarray(offset, offset + take));
         received += take;
         offset += take;
@@ -244,19 +235,18 @@ export function createUnaryServer(options: UnaryServerOptions): UnaryServer {
         refuse(stream, GrpcStatus.INTERNAL, 'the call ended before its request message did');
         return;
       }
-      let request = lent;
-      if (request === undefined) {
+      if (held === undefined) {
         // Unpooled (so it can be kept for the next call) and uninitialised (every byte is written here).
-        request = owned = Buffer.allocUnsafeSlow(length);
+        held = Buffer.allocUnsafeSlow(length);
         let at = 0;
-        for (const piece of pieces) at += piece.copy(request, at);
+        for (const piece of pieces) at += piece.copy(held, at);
         pieces = [];
       }
-      let message = request;
+      let message = held;
       if (compressed) {
         try {
           const inflate = encoding === 'gzip' ? gunzipSync : inflateSync;
-          message = inflate(request, { maxOutputLength: maxMessageBytes });
+          message = inflate(held, { maxOutputLength: maxMessageBytes });
         } catch (error) {
           finish();
           const tooBig = (error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
@@ -270,7 +260,7 @@ export function createUnaryServer(options: UnaryServerOptions): UnaryServer {
           return;
         }
       }
-      if (deadline !== undefined) clearTimeout(deadline);
+      // The handler runs to its end without yielding: the deadline's timer cannot fire before finish() clears it.
       const outcome = handle(message);
       // The handler has returned and kept nothing of the request: its buffer can serve the next call.
       finish();
@@ -285,6 +275,7 @@ export function createUnaryServer(options: UnaryServerOptions): UnaryServer {
     // A connection that breaks (a client gone mid-call, a bad frame) is that connection's end, never the server's.
     session.on('error', (error: Error) => onRefused?.(GrpcStatus.UNAVAILABLE, `connection failed: ${error.message}`));
     session.setLocalWindowSize(receiveWindowBytes);
+    // A connection accepted before shutdown whose TLS handshake ends after it: close it too, or the drain waits on it.
     if (closing) session.close();
   }
 
