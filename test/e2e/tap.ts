@@ -21,6 +21,8 @@ import { RAW_RUN_FUNCTION_SERVICE, grpcServerCredentials, listenGrpc } from '../
 import { STATE_DIR, kubectlOk } from './plane.js';
 
 const identity = (bytes: Buffer): Buffer => bytes;
+/** How long the tap waits for Crossplane to close its connections once it is pointed back (see close()). */
+const CLOSE_GRACE_MS = 5000;
 
 export interface Tapped {
   /** The Function's name, e.g. modelplane-compose-model-cache. */
@@ -109,11 +111,19 @@ export async function tapFunctions(fns: readonly string[]): Promise<Tap> {
     async close() {
       for (const [fn, real] of restore) setEndpoint(fn, real);
       for (const upstream of clients) upstream.close();
+      // Crossplane closes its connection to an old endpoint only on its next call to that function
+      // (internal/xfn/function_runner.go, v2.2.1), which for a function at rest can be minutes away: a graceful
+      // shutdown alone could wait that long, so whatever is still open after a short grace is cut.
       await Promise.all(
         servers.map(
           (server) =>
             new Promise<void>((resolve) => {
+              const cut = setTimeout(() => {
+                server.forceShutdown();
+                resolve();
+              }, CLOSE_GRACE_MS);
               server.tryShutdown(() => {
+                clearTimeout(cut);
                 resolve();
               });
             }),
