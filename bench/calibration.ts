@@ -3,7 +3,8 @@
 // local control plane, live; bench/captured/ keeps one capture per function,
 // which test/bench/calibration.test.ts checks on every `make test`.
 
-import { RunFunctionRequest, getIn, isObject, type JsonObject, type JsonValue } from '#lib';
+import { getIn, isObject, type JsonObject, type JsonValue } from '#lib';
+import { RunFunctionRequest } from '#lib/sdk';
 import { SCENARIOS, type FunctionName } from './scenarios.js';
 import { compareShapes, shapeOf } from './shape.js';
 

@@ -5,7 +5,8 @@
 // matching are the render driver's, which follow Crossplane's.
 
 import { spawn } from 'node:child_process';
-import { Ready, RunFunctionRequest, type JsonObject, type ResourceSelector } from '#lib';
+import { Ready, type JsonObject, type ResourceSelector } from '#lib';
+import { RunFunctionRequest } from '#lib/sdk';
 import { selectRequired } from '../test/render/fetch.js';
 import { connect, runWithRequirements, toSelector } from '../test/render/runner.js';
 import { CACHE, NAMESPACE, clusters, inferenceCluster, modelCache } from './worlds.js';

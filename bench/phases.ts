@@ -3,7 +3,8 @@
 // decoding continues inside compose and encode, as the function reads).
 // `node bench/dist/phases.js [N] [scenario-id-substring]`.
 
-import { RunFunctionRequest, decodeRequest, decodeRequestOnDemand, decodeStats, encodeResponse } from '#lib';
+import { decodeRequest, decodeRequestOnDemand, decodeStats, encodeResponse } from '#lib';
+import { RunFunctionRequest } from '#lib/sdk';
 import { HANDLERS, SCENARIOS } from './scenarios.js';
 
 function p50(samples: number[]): number {

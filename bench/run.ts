@@ -7,10 +7,11 @@
 // measure throughput. Results go to .bench/results.json and a Markdown table;
 // with --write, BENCHMARKS.md is rewritten with the table and the machine.
 
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { RunFunctionRequest, decodeRequestOnDemand, decodeStats, encodeResponse } from '#lib';
+import { decodeRequestOnDemand, decodeStats, encodeResponse } from '#lib';
+import { RunFunctionRequest } from '#lib/sdk';
 import { chart } from './chart.js';
 import { callsPerReconcile } from './loop.js';
 import { HANDLERS, SCENARIOS, type Scenario } from './scenarios.js';
@@ -140,10 +141,27 @@ function resetPeak(pid: number): void {
   writeFileSync(`/proc/${pid}/clear_refs`, '5');
 }
 
-function runClient(args: string[]): Record<string, unknown> {
-  const result = spawnSync(process.execPath, [CLIENT, ...args], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  if (result.status !== 0) throw new Error(`client failed: ${result.stderr}`);
-  return JSON.parse(result.stdout) as Record<string, unknown>;
+/**
+ * Run the load generator and wait for its one JSON line. Asynchronously: the
+ * servers' request logs reach this process through pipes that only its event
+ * loop drains, and a server whose pipe is full queues every further log line
+ * in its own memory. Blocked in spawnSync, the runner once made each server
+ * hold a whole scenario's log lines (up to 20 MB of peak RSS that a container,
+ * whose runtime reads its logs as they come, never sees).
+ */
+function runClient(args: string[]): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLIENT, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`client failed: ${stderr}`));
+      else resolve(JSON.parse(stdout) as Record<string, unknown>);
+    });
+  });
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -165,13 +183,13 @@ function decodedShare(scenario: Scenario, bytes: Uint8Array): number {
  * that of calls one at a time, not what eight concurrent clients left
  * resident before it (Linux can only reset the peak to the current RSS).
  */
-function measureSequential(scenario: Scenario, fn: Server, floor: Server, options: Options): Measured {
+async function measureSequential(scenario: Scenario, fn: Server, floor: Server, options: Options): Promise<Measured> {
   const bytes = RunFunctionRequest.encode(scenario.request).finish();
   const file = `${options.out}/requests/${scenario.id}.bin`;
   writeFileSync(file, bytes);
 
   // One probe call each to size the sample: the same wall-time budget whatever N is.
-  const probe = runClient([fn.address, file, 'latency', '1', '3']);
+  const probe = await runClient([fn.address, file, 'latency', '1', '3']);
   const probeMs = Math.max(...(probe['samples'] as number[]));
   const calls = Math.round(Math.min(options.maxCalls, Math.max(options.minCalls, options.latencyBudgetMs / probeMs)));
   // Warm-up sized like the sample: small requests need hundreds of calls before the JIT settles.
@@ -179,7 +197,7 @@ function measureSequential(scenario: Scenario, fn: Server, floor: Server, option
   resetPeak(fn.process.pid!);
   resetPeak(floor.process.pid!);
   // One client process, ten calls to each server in turn: function, floor, function, floor, …
-  const compared = runClient([`${fn.address},${floor.address}`, file, 'compare', String(warmup), String(calls)]);
+  const compared = await runClient([`${fn.address},${floor.address}`, file, 'compare', String(warmup), String(calls)]);
   const [fnSamples, floorSamples] = compared['samples'] as [number[], number[]];
   const responseBytes = compared['responseBytes'] as number;
   fnSamples.sort((a, b) => a - b);
@@ -214,13 +232,13 @@ function measureSequential(scenario: Scenario, fn: Server, floor: Server, option
 }
 
 /** 8 concurrent clients on each server in turn: throughput and the peak RSS it reaches. */
-function measureThroughput(measured: Measured, fn: Server, floor: Server, options: Options): void {
+async function measureThroughput(measured: Measured, fn: Server, floor: Server, options: Options): Promise<void> {
   const file = `${options.out}/requests/${measured.id}.bin`;
   resetPeak(fn.process.pid!);
   resetPeak(floor.process.pid!);
-  const fnThroughput = runClient([fn.address, file, 'throughput', String(options.clients), String(options.throughputSeconds)]);
+  const fnThroughput = await runClient([fn.address, file, 'throughput', String(options.clients), String(options.throughputSeconds)]);
   const concurrent = memory(fn.process.pid!);
-  const floorThroughput = runClient([floor.address, file, 'throughput', String(options.clients), String(options.throughputSeconds)]);
+  const floorThroughput = await runClient([floor.address, file, 'throughput', String(options.clients), String(options.throughputSeconds)]);
   const floorConcurrent = memory(floor.process.pid!);
   measured.callsPerSecond = fnThroughput['callsPerSecond'] as number;
   measured.floorCallsPerSecond = floorThroughput['callsPerSecond'] as number;
@@ -264,10 +282,10 @@ async function main(): Promise<void> {
       const floor = await startServer(SERVERS['floor']!);
       const measured: Measured[] = [];
       for (const scenario of scenarios.filter((s) => s.fn === name)) {
-        measured.push(measureSequential(scenario, fn, floor, options));
+        measured.push(await measureSequential(scenario, fn, floor, options));
       }
       for (const m of measured) {
-        measureThroughput(m, fn, floor, options);
+        await measureThroughput(m, fn, floor, options);
         process.stderr.write(`  ${name} ${m.scenario} N=${n}: done\n`);
       }
       results.push(...measured);

@@ -3,7 +3,8 @@
 // remote status a workload cluster would report), and the status it wrote.
 // So the steady request is exactly what Crossplane sends once everything is up.
 
-import { LABEL_CLUSTER, LABEL_MODELCACHE, RunFunctionRequest, Ready, Status, type JsonObject, type RunFunctionResponse } from '#lib';
+import { LABEL_CLUSTER, LABEL_MODELCACHE, Ready, Status, type JsonObject, type RunFunctionResponse } from '#lib';
+import { RunFunctionRequest } from '#lib/sdk';
 import { compose as composeCache } from '../functions/compose-model-cache/src/fn.js';
 import { compose as composeHydration } from '../functions/compose-model-cache-hydration/src/fn.js';
 import { compose as composeReplica } from '../functions/compose-model-replica/src/fn.js';

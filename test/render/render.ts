@@ -182,7 +182,7 @@ const STATUS_NAMES: Partial<Record<Status, string>> = {
 };
 
 function severityName(severity: Severity): string {
-  return Severity[severity] ?? String(severity);
+  return Object.entries(Severity).find(([, value]) => value === severity)?.[0] ?? String(severity);
 }
 
 interface Inputs {

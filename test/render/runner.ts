@@ -5,7 +5,8 @@
 // extra times. A Fatal result ends the loop at once.
 
 import * as grpc from '@grpc/grpc-js';
-import { FunctionRunnerServiceService, Severity, type ResourceSelector, type RunFunctionRequest, type RunFunctionResponse } from '#lib';
+import { Severity, type ResourceSelector, type RunFunctionRequest, type RunFunctionResponse } from '#lib';
+import { FunctionRunnerServiceService } from '#lib/sdk';
 import type { Selector } from './load.js';
 
 /** Crossplane's MaxRequirementsIterations: the first call plus at most five more. */

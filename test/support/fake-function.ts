@@ -4,7 +4,8 @@
 // whatever the test's handler returns and recording every request it got.
 
 import * as grpc from '@grpc/grpc-js';
-import { FunctionRunnerServiceService, newResponse, type RunFunctionRequest, type RunFunctionResponse } from '#lib';
+import { newResponse, type RunFunctionRequest, type RunFunctionResponse } from '#lib';
+import { FunctionRunnerServiceService } from '#lib/sdk';
 import { listenGrpc } from './grpc-server.js';
 
 /** Answers one call; `call` counts from 1 for each server. */

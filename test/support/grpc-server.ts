@@ -3,7 +3,8 @@
 // themselves serve RunFunction with the library's own HTTP/2 server.
 
 import * as grpc from '@grpc/grpc-js';
-import { FunctionRunnerServiceService, type ServerTls } from '#lib';
+import type { ServerTls } from '#lib';
+import { FunctionRunnerServiceService } from '#lib/sdk';
 
 /** RunFunction carrying raw bytes both ways: for a server that passes requests on untouched. */
 export const RAW_RUN_FUNCTION_SERVICE = {

@@ -5,7 +5,8 @@
 
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { RunFunctionRequest, RunFunctionResponse, Severity, type JsonObject } from '#lib';
+import { Severity, type JsonObject } from '#lib';
+import { RunFunctionRequest, RunFunctionResponse } from '#lib/sdk';
 import { compositeStatus, condition, desiredResources, inferenceCluster, manifestOf, type TestResponse } from '#testing';
 import { compose } from '../src/fn.js';
 import { hydrationCommand } from '../src/huggingface.js';

@@ -131,8 +131,17 @@ export function cacheEntries(cacheStatus: unknown): CacheEntry[] {
   return entries;
 }
 
+/**
+ * The first entry for `cluster`, as cacheEntries would give it. Only that
+ * entry's state is read: a replica needs one cluster's, and reading every
+ * entry's (each mount contract decoded on its first read) made a replica's
+ * call grow with the cache's footprint.
+ */
 export function findCacheEntry(cacheStatus: unknown, cluster: string): CacheEntry | undefined {
-  return cacheEntries(cacheStatus).find((entry) => entry.name === cluster);
+  for (const raw of asArray(getIn(cacheStatus, 'clusters'))) {
+    if (asString(getIn(raw, 'name')) === cluster) return { name: cluster, ...readCacheState(raw) };
+  }
+  return undefined;
 }
 
 /** The fields of a state in the order a person reads them, without any unset field. */

@@ -3,15 +3,8 @@
 // cannot tell from plain ones.
 
 import { describe, expect, it } from 'vitest';
-import {
-  DecodeError,
-  RunFunctionRequest,
-  decodeRequest,
-  decodeRequestOnDemand,
-  decodeStats,
-  encodeResponse,
-  type RunFunctionResponse,
-} from '#lib';
+import { DecodeError, decodeRequest, decodeRequestOnDemand, decodeStats, encodeResponse, type RunFunctionResponse } from '#lib';
+import { RunFunctionRequest } from '#lib/sdk';
 
 function prng(seed: number): () => number {
   let state = seed >>> 0;

@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  DecodeError,
-  MAX_STRUCT_DEPTH,
-  Ready,
-  RunFunctionRequest,
-  RunFunctionResponse,
-  Severity,
-  Status,
-  decodeRequest,
-  encodeResponse,
-} from '#lib';
+import { DecodeError, MAX_STRUCT_DEPTH, Ready, Severity, Status, decodeRequest, encodeResponse } from '#lib';
+import { RunFunctionRequest, RunFunctionResponse } from '#lib/sdk';
 
 // The generated codec (ts-proto, via the SDK) is the reference: ours must read
 // and write the same bytes into and out of the same shapes.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeRequest, getIn, getString, getStringMap, keyedRecord, prune, RunFunctionRequest, type JsonObject } from '#lib';
+import { decodeRequest, getIn, getString, getStringMap, keyedRecord, prune, type JsonObject } from '#lib';
+import { RunFunctionRequest } from '#lib/sdk';
 
 describe('prune', () => {
   it('drops null, undefined and non-finite numbers at any depth, and keeps empty lists and maps', () => {

@@ -1,10 +1,12 @@
+import * as sdk from '@crossplane-org/function-sdk-typescript';
 import { describe, expect, it } from 'vitest';
 import {
   InputError,
   Ready,
-  RunFunctionRequest,
   Severity,
   Status,
+  Target,
+  RUN_FUNCTION_METHOD,
   conditionOf,
   desire,
   isReady,
@@ -25,6 +27,23 @@ import {
   JOB_POLICIES,
   keepObservedObject,
 } from '#lib';
+import { FunctionRunnerServiceService, RunFunctionRequest } from '#lib/sdk';
+
+describe('the protocol enums', () => {
+  // Written in protocol.ts so that functions need not load the SDK's module; they must be the SDK's, member for member.
+  it.each([
+    ['Ready', Ready, sdk.Ready],
+    ['Severity', Severity, sdk.Severity],
+    ['Status', Status, sdk.Status],
+    ['Target', Target, sdk.Target],
+  ] as const)("%s has the generated enum's members and values", (_name, ours, generated) => {
+    const members = Object.entries(generated).filter(([key, value]) => typeof value === 'number' && key !== 'UNRECOGNIZED');
+    expect(Object.entries(ours)).toEqual(members);
+  });
+  it('names RunFunction as the generated service does', () => {
+    expect(RUN_FUNCTION_METHOD).toBe(FunctionRunnerServiceService.runFunction.path);
+  });
+});
 
 function req(partial: Partial<RunFunctionRequest>): RunFunctionRequest {
   return RunFunctionRequest.fromPartial(partial);

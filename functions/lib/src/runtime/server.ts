@@ -4,7 +4,7 @@
 
 import { InputError } from '../input.js';
 import { getString } from '../json.js';
-import { FunctionRunnerServiceService, Severity, type RunFunctionRequest, type RunFunctionResponse } from '../protocol.js';
+import { RUN_FUNCTION_METHOD, Severity, type RunFunctionRequest, type RunFunctionResponse } from '../protocol.js';
 import { fatalResult } from '../response.js';
 import { RESPONSE_TTL_SECONDS } from '../constants.js';
 import { DecodeError, decodeRequest, decodeRequestOnDemand, encodeResponse } from './codec.js';
@@ -137,9 +137,6 @@ export const RETAINED_RECEIVE_BYTES = 16 * 1024 * 1024;
  */
 export const RECEIVE_WINDOW_BYTES = 256 * 1024;
 
-/** RunFunction as gRPC names it on the wire (the protocol's own name; the tests' clients spell it out). */
-const RUN_FUNCTION = FunctionRunnerServiceService.runFunction.path;
-
 /**
  * A function's server: RunFunction and nothing else, over HTTP/2 (see
  * unary.ts for why not gRPC-js's server). Bytes that are not a request get
@@ -157,7 +154,7 @@ export function createFunctionServer(options: {
 }): UnaryServer {
   const { name, handler, logger, decode = 'on-demand' } = options;
   return createUnaryServer({
-    path: RUN_FUNCTION,
+    path: RUN_FUNCTION_METHOD,
     maxMessageBytes: MAX_MESSAGE_BYTES,
     receiveWindowBytes: RECEIVE_WINDOW_BYTES,
     retainedBufferBytes: RETAINED_RECEIVE_BYTES,
