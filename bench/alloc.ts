@@ -1,4 +1,7 @@
-// Heap bytes each phase of a call allocates (run with a young generation big enough that no GC runs mid-call).
+// Heap bytes each phase of a call allocates (decode on demand, compose,
+// encode), per scenario at one N. It needs gc() and a young generation big
+// enough that no collection runs mid-call:
+//   node --expose-gc --max-semi-space-size=512 bench/dist/alloc.js [N] [scenario-id-substring]
 import { decodeRequestOnDemand, encodeResponse } from '#lib';
 import { RunFunctionRequest } from '#lib/sdk';
 import { HANDLERS, SCENARIOS } from './scenarios.js';

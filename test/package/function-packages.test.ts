@@ -259,8 +259,8 @@ describe('the Dockerfile', () => {
     });
 
     // The runtime speaks gRPC and protobuf itself; the SDK's module that holds
-    // the generated codecs would bring gRPC-js, protobufjs and pino (some
-    // 11 MB resident, loaded and never called). Only its types may be used.
+    // the generated codecs would bring gRPC-js, protobufjs and pino (a bundle
+    // ten times the size, loaded and never called). Only its types may be used.
     it.each(FUNCTION_NAMES.map((name) => [name]))('bundles %s from our own source only, no node_modules', (name) => {
       execFileSync(process.execPath, ['scripts/build.mjs', name], { cwd: work, stdio: 'pipe' });
       const map = JSON.parse(readFileSync(join(work, 'functions', name, 'dist', 'main.js.map'), 'utf8')) as { sources: string[] };
