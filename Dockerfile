@@ -2,9 +2,12 @@
 #
 #   docker build --build-arg FUNCTION=compose-model-cache -t <image> .
 #
-# (`make images` builds all three.) The build stage bundles the function into
-# one self-contained file; the runtime stage is Node 20 and that file, nothing
-# else: no shell, no package manager, no node_modules.
+# (`make images` builds all three, each with its Node flags from
+# functions/<name>/node-options as --build-arg NODE_OPTIONS=...; built by hand
+# without them, a function runs with Node's defaults and more memory.) The
+# build stage bundles the function into one self-contained file; the runtime
+# stage is Node 20 and that file, nothing else: no shell, no package manager,
+# no node_modules.
 
 # Both bases are pinned by digest, so a rebuild uses the same bytes. Bump them
 # on purpose (e.g. `crane digest <image>:<tag>`), never by a moving tag alone.
@@ -43,6 +46,9 @@ USER 2000:2000
 # Where Crossplane mounts the server certificates; the server reads tls.crt,
 # tls.key and ca.crt there and requires client certificates. No flags needed.
 ENV TLS_SERVER_CERTS_DIR=/tls/server
+# The function's Node flags (functions/<name>/node-options; see there for why).
+ARG NODE_OPTIONS=""
+ENV NODE_OPTIONS=${NODE_OPTIONS}
 # gRPC, the port Crossplane's function runtime dials.
 EXPOSE 9443
 ENTRYPOINT ["/nodejs/bin/node", "/function/main.js"]

@@ -73,9 +73,10 @@ run: build ## Start the three servers locally, insecure, on 9443, 9444 and 9445
 	@echo "  compose-model-replica          on localhost:9445"
 	@echo "Ctrl-C stops all three."
 	@trap 'kill 0' INT TERM; \
-	node functions/compose-model-cache/dist/main.js --insecure --address 127.0.0.1:9443 & \
-	node functions/compose-model-cache-hydration/dist/main.js --insecure --address 127.0.0.1:9444 & \
-	node functions/compose-model-replica/dist/main.js --insecure --address 127.0.0.1:9445 & \
+	for fn in compose-model-cache:9443 compose-model-cache-hydration:9444 compose-model-replica:9445; do \
+		NODE_OPTIONS="$$(node scripts/node-options.mjs $${fn%:*})" \
+			node functions/$${fn%:*}/dist/main.js --insecure --address 127.0.0.1:$${fn#*:} & \
+	done; \
 	wait
 
 # Render every examples/<xr>/<stage>/ against package/'s Compositions with the

@@ -2,9 +2,9 @@
 // encode), per scenario at one N. It needs gc() and a young generation big
 // enough that no collection runs mid-call:
 //   node --expose-gc --max-semi-space-size=512 bench/dist/alloc.js [N] [scenario-id-substring]
-import { decodeRequestOnDemand, encodeResponse } from '#lib';
+import { encodeResponse } from '#lib';
 import { RunFunctionRequest } from '#lib/sdk';
-import { HANDLERS, SCENARIOS } from './scenarios.js';
+import { HANDLERS, SCENARIOS, decodeAsServed } from './scenarios.js';
 
 const n = Number(process.argv[2] ?? 1000);
 const filter = process.argv[3] ?? '';
@@ -16,7 +16,7 @@ for (const scenario of SCENARIOS(n).filter((s) => s.id.includes(filter))) {
   for (let i = 0; i < 8; i++) {
     gc();
     const h0 = process.memoryUsage().heapUsed;
-    const req = decodeRequestOnDemand(bytes);
+    const req = decodeAsServed(scenario.fn, bytes);
     const h1 = process.memoryUsage().heapUsed;
     const rsp = handler(req);
     const h2 = process.memoryUsage().heapUsed;

@@ -10,11 +10,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
-import { decodeRequestOnDemand, decodeStats, encodeResponse } from '#lib';
+import { decodeStats, encodeResponse } from '#lib';
 import { RunFunctionRequest } from '#lib/sdk';
+import { nodeOptions } from '../scripts/node-options.mjs';
 import { chart } from './chart.js';
 import { callsPerReconcile } from './loop.js';
-import { HANDLERS, SCENARIOS, type Scenario } from './scenarios.js';
+import { HANDLERS, SCENARIOS, decodeAsServed, type Scenario } from './scenarios.js';
 import { TARGETS, judge, type Measured, type Verdict } from './targets.js';
 
 interface Options {
@@ -87,11 +88,15 @@ interface Server {
   startMs: number;
 }
 
-function startServer(entry: string): Promise<Server> {
+/**
+ * Start a server with a function's Node flags (functions/<name>/node-options,
+ * as its image runs it), then any in BENCH_NODE_FLAGS: flags to try on every
+ * server alike, later ones winning.
+ */
+function startServer(entry: string, nodeFlags: string[]): Promise<Server> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    // BENCH_NODE_FLAGS: V8 flags to try on every server alike (the servers run with Node's defaults).
-    const flags = (process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
+    const flags = [...nodeFlags, ...(process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean)];
     const child = spawn(process.execPath, [...flags, entry, '--insecure', '--address', '127.0.0.1:0'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -171,7 +176,7 @@ function percentile(sorted: number[], p: number): number {
 
 /** The share of a request's bytes the function decodes, on demand as its server does: measured in process. */
 function decodedShare(scenario: Scenario, bytes: Uint8Array): number {
-  const req = decodeRequestOnDemand(bytes);
+  const req = decodeAsServed(scenario.fn, bytes);
   encodeResponse(HANDLERS[scenario.fn](req));
   const stats = decodeStats(req)!;
   return stats.decodedBytes / stats.requestBytes;
@@ -278,8 +283,10 @@ async function main(): Promise<void> {
   for (const n of options.sizes) {
     const scenarios = SCENARIOS(n);
     for (const name of functions) {
-      const fn = await startServer(SERVERS[name]!);
-      const floor = await startServer(SERVERS['floor']!);
+      // The floor runs with the function's flags: the same runtime, so the gap is the function's work.
+      const flags = nodeOptions(name, ROOT);
+      const fn = await startServer(SERVERS[name]!, flags);
+      const floor = await startServer(SERVERS['floor']!, flags);
       const measured: Measured[] = [];
       for (const scenario of scenarios.filter((s) => s.fn === name)) {
         measured.push(await measureSequential(scenario, fn, floor, options));

@@ -3,11 +3,11 @@
 // remote status a workload cluster would report), and the status it wrote.
 // So the steady request is exactly what Crossplane sends once everything is up.
 
-import { LABEL_CLUSTER, LABEL_MODELCACHE, Ready, Status, type JsonObject, type RunFunctionResponse } from '#lib';
+import { LABEL_CLUSTER, LABEL_MODELCACHE, Ready, Status, decodeRequestOnDemand, type JsonObject, type RunFunctionResponse } from '#lib';
 import { RunFunctionRequest } from '#lib/sdk';
 import { compose as composeCache } from '../functions/compose-model-cache/src/fn.js';
 import { compose as composeHydration } from '../functions/compose-model-cache-hydration/src/fn.js';
-import { compose as composeReplica } from '../functions/compose-model-replica/src/fn.js';
+import { DECODED_AT_ONCE as REPLICA_DECODED_AT_ONCE, compose as composeReplica } from '../functions/compose-model-replica/src/fn.js';
 import { composedAsStored, compositeAsStored, requiredAsStored, text } from './crossplane.js';
 import {
   CACHE,
@@ -280,6 +280,18 @@ export const HANDLERS = {
   'compose-model-cache-hydration': composeHydration,
   'compose-model-replica': composeReplica,
 };
+
+/** How each function's server decodes on demand (its main.ts): the replica leaves more for later. */
+const DECODED_AT_ONCE: Record<FunctionName, number | undefined> = {
+  'compose-model-cache': undefined,
+  'compose-model-cache-hydration': undefined,
+  'compose-model-replica': REPLICA_DECODED_AT_ONCE,
+};
+
+/** Decode a request on demand as the function's server does. */
+export function decodeAsServed(fn: FunctionName, bytes: Uint8Array): RunFunctionRequest {
+  return decodeRequestOnDemand(bytes, { decodedAtOnce: DECODED_AT_ONCE[fn] });
+}
 
 /**
  * A steady scenario must really be steady: the function, given it, reports

@@ -11,7 +11,6 @@ import { describe, expect, it } from 'vitest';
 import { type JsonObject } from '#lib';
 import {
   desiredResources,
-  inProcessClient,
   manifestOf,
   type FunctionClient,
   type FunctionName,
@@ -19,13 +18,13 @@ import {
   type TestResource,
   type TestResponse,
 } from '#testing';
-import { HANDLERS, seedsFor, settled } from './support/seeds.js';
+import { clientFor, seedsFor, settled } from './support/seeds.js';
 
 const clients = new Map<FunctionName, FunctionClient>();
 function client(name: FunctionName): FunctionClient {
   let found = clients.get(name);
   if (!found) {
-    found = inProcessClient(name, HANDLERS[name]);
+    found = clientFor(name);
     clients.set(name, found);
   }
   return found;

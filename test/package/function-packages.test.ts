@@ -22,6 +22,7 @@ import {
   type FunctionName,
   type TestResource,
 } from '#testing';
+import { nodeOptions } from '../../scripts/node-options.mjs';
 import { readYamlObject } from '../render/yaml.js';
 import { FUNCTION_REGISTRY, INSTALLED_FUNCTION_NAMES, installedName } from './packaging.js';
 
@@ -188,6 +189,23 @@ describe('the Dockerfile', () => {
       '--from=build /src/functions/${FUNCTION}/dist/main.js.LEGAL.txt /function/THIRD_PARTY_NOTICES.txt',
     ]);
     expect(commands(runtime, 'VOLUME')).toEqual([]);
+  });
+
+  it("runs Node with the function's flags: NODE_OPTIONS from the build argument make images passes", () => {
+    expect(commands(runtime, 'ARG')).toContain('NODE_OPTIONS=""');
+    expect(commands(runtime, 'ENV')).toContain('NODE_OPTIONS=${NODE_OPTIONS}');
+    // Not in the build stage: npm ci and the bundler run with Node's defaults.
+    expect(commands(build, 'ARG')).not.toContain('NODE_OPTIONS=""');
+  });
+
+  it.each(FUNCTION_NAMES.map((name) => [name]))("%s's node-options are flags Node takes as NODE_OPTIONS", (name) => {
+    const flags = nodeOptions(name, REPO_ROOT).join(' ');
+    // Node refuses, exiting non-zero, a flag it does not know or does not allow in NODE_OPTIONS.
+    const out = execFileSync(process.execPath, ['-e', 'process.stdout.write("ok")'], {
+      env: { ...process.env, NODE_OPTIONS: flags },
+      encoding: 'utf8',
+    });
+    expect(out).toBe('ok');
   });
 
   it('runs as the non-root UID and GID 2000', () => {

@@ -44,6 +44,13 @@ function runScript(command: string, tools: Record<string, Record<string, number>
   };
 }
 
+/** Each function's Node flags, as functions/<name>/node-options give them: the image's NODE_OPTIONS. */
+const NODE_OPTIONS: Record<string, string> = {
+  'compose-model-cache': '',
+  'compose-model-cache-hydration': '--max-semi-space-size=1',
+  'compose-model-replica': '--max-semi-space-size=1',
+};
+
 describe('make images', () => {
   it('explains, and exits non-zero, when neither docker nor buildah is installed', () => {
     const run = runScript('images', {});
@@ -68,7 +75,7 @@ describe('make images', () => {
     expect(run.calls).toEqual([
       'docker info --format {{.ServerVersion}}',
       ...FUNCTION_NAMES.flatMap((fn): unknown[] => [
-        `docker build --build-arg FUNCTION=${fn} -t registry.example.org/team/${fn}:v9.9.9 -f Dockerfile .`,
+        `docker build --build-arg FUNCTION=${fn} --build-arg NODE_OPTIONS=${NODE_OPTIONS[fn]} -t registry.example.org/team/${fn}:v9.9.9 -f Dockerfile .`,
         expect.stringMatching(new RegExp(`^docker save -o .*/out/images/${fn}\\.tar registry\\.example\\.org/team/${fn}:v9\\.9\\.9$`)),
       ]),
     ]);
@@ -80,7 +87,7 @@ describe('make images', () => {
     const version = `v${(JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version}`;
     expect(run.calls.slice(1)).toEqual(
       FUNCTION_NAMES.flatMap((fn): unknown[] => [
-        `buildah build --build-arg FUNCTION=${fn} -t xpkg.upbound.io/modelplane/${fn}:${version} -f Dockerfile .`,
+        `buildah build --build-arg FUNCTION=${fn} --build-arg NODE_OPTIONS=${NODE_OPTIONS[fn]} -t xpkg.upbound.io/modelplane/${fn}:${version} -f Dockerfile .`,
         expect.stringMatching(
           new RegExp(`^buildah push xpkg\\.upbound\\.io/modelplane/${fn}:${version} docker-archive:.*/out/images/${fn}\\.tar:`),
         ),

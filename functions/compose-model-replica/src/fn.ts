@@ -47,6 +47,18 @@ import { readReplica, type Replica } from './spec.js';
 import { DEFAULT_STACK, stackOf, stackShaping, type Stack } from './stack.js';
 import { cacheUsage, keepObserved } from './usage.js';
 
+/**
+ * How big a nested part of the request its server decodes with what holds it
+ * (the runtime's default is 1,024 bytes). The replica reads a few fields of
+ * big objects (its cache's status entry for one cluster, a workload's
+ * conditions) and passes the rest by, so leaving parts over 256 bytes for a
+ * first read that never comes is cheaper. Measured in process on the realistic
+ * steady request: 19% faster at N = 10, 37% at 100, 45% at 1,000; the cache
+ * and hydration functions read most of what they are sent and got 15-45%
+ * slower on their lean requests with 256, so they keep the default.
+ */
+export const DECODED_AT_ONCE = 256;
+
 export function compose(req: RunFunctionRequest): RunFunctionResponse {
   const rsp = newResponse(req);
   const xr = readComposite(req);

@@ -17,7 +17,7 @@ import {
   type TestResource,
   type TestResponse,
 } from '#testing';
-import { compose } from '../src/fn.js';
+import { DECODED_AT_ONCE, compose } from '../src/fn.js';
 
 /** A GPU device request's CEL selector, as upstream's scheduler stamps it. */
 export const GPU_CEL = 'device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("80Gi")) >= 0';
@@ -173,7 +173,7 @@ export function requestFor(options: RequestOptions = {}): TestRequest {
   return request(req);
 }
 
-const client = inProcessClient('compose-model-replica', compose);
+const client = inProcessClient('compose-model-replica', compose, { decodedAtOnce: DECODED_AT_ONCE });
 
 /**
  * Run a request through the protocol and check what every response must hold:

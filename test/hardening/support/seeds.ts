@@ -15,6 +15,7 @@ import {
   loadYamlDocuments,
   modelCacheXr,
   manifestOf,
+  type FunctionClient,
   type FunctionName,
   type TestRequest,
   type TestResource,
@@ -23,13 +24,25 @@ import {
 } from '#testing';
 import { compose as composeModelCache } from '../../../functions/compose-model-cache/src/fn.js';
 import { compose as composeHydration } from '../../../functions/compose-model-cache-hydration/src/fn.js';
-import { compose as composeReplica } from '../../../functions/compose-model-replica/src/fn.js';
+import { DECODED_AT_ONCE as REPLICA_DECODED_AT_ONCE, compose as composeReplica } from '../../../functions/compose-model-replica/src/fn.js';
 
 export const HANDLERS: Record<FunctionName, FunctionHandler> = {
   'compose-model-cache': composeModelCache,
   'compose-model-cache-hydration': composeHydration,
   'compose-model-replica': composeReplica,
 };
+
+/** How each function's server decodes on demand (its main.ts; the runtime's default where unset). */
+export const ON_DEMAND: Record<FunctionName, { decodedAtOnce?: number }> = {
+  'compose-model-cache': {},
+  'compose-model-cache-hydration': {},
+  'compose-model-replica': { decodedAtOnce: REPLICA_DECODED_AT_ONCE },
+};
+
+/** A function's in-process client, decoding on demand as its server does. */
+export function clientFor(name: FunctionName): FunctionClient {
+  return inProcessClient(name, HANDLERS[name], ON_DEMAND[name]);
+}
 
 const EXAMPLES: Record<FunctionName, string> = {
   'compose-model-cache': 'examples/model-cache',
@@ -57,7 +70,7 @@ function matches(doc: JsonObject, selector: TestSelector): boolean {
 
 /** A request with every requirement answered from `supplied`, as the second call of render's loop. */
 export async function resolve(name: FunctionName, base: TestRequest, supplied: JsonObject[]): Promise<TestRequest> {
-  const first = await inProcessClient(name, HANDLERS[name]).run(base);
+  const first = await clientFor(name).run(base);
   const requiredResources: NonNullable<TestRequest['requiredResources']> = {};
   for (const [key, selector] of Object.entries(first.requirements?.resources ?? {})) {
     requiredResources[key] = { items: supplied.filter((doc) => matches(doc, selector)).map((resource) => ({ resource })) };
@@ -210,12 +223,12 @@ async function extraCacheSeeds(): Promise<Seed[]> {
   };
   // A steady cache over 40 clusters: every child composed and Ready.
   const many = Array.from({ length: 40 }, (_, i) => cluster(`cluster-${String(i).padStart(2, '0')}`));
-  const composed = await inProcessClient(name, HANDLERS[name]).run(await first(many, [], {}));
+  const composed = await clientFor(name).run(await first(many, [], {}));
   const steady = await first(many, [], observedFrom(composed));
 
   // Cluster b has left the selector; a replica still runs there.
   const two = [cluster('cluster-a'), cluster('cluster-b')];
-  const both = await inProcessClient(name, HANDLERS[name]).run(await first(two, [], {}));
+  const both = await clientFor(name).run(await first(two, [], {}));
   const retained = await first([cluster('cluster-a'), cluster('cluster-b', { tier: 'other' })], [replicaOn('chat', 'cluster-b')], {
     ...observedFrom(both),
   });
@@ -233,7 +246,7 @@ async function extraCacheSeeds(): Promise<Seed[]> {
 
 async function extraReplicaSeeds(examples: Seed[]): Promise<Seed[]> {
   const name: FunctionName = 'compose-model-replica';
-  const client = inProcessClient(name, HANDLERS[name]);
+  const client = clientFor(name);
   const out: Seed[] = [];
   // Each stage that composes a workload, one reconcile later: everything observed, applied and Available.
   for (const seed of examples.filter((s) => s.name.endsWith('cache-ready'))) {
@@ -253,7 +266,7 @@ async function extraReplicaSeeds(examples: Seed[]): Promise<Seed[]> {
  * before where it was (a Bound PVC stays Bound), else as applied and Ready.
  */
 export async function settled(name: FunctionName, req: TestRequest): Promise<TestRequest> {
-  const rsp = await inProcessClient(name, HANDLERS[name]).run(req);
+  const rsp = await clientFor(name).run(req);
   const resources: Record<string, TestResource> = {};
   for (const [key, desired] of Object.entries(desiredResources(rsp))) {
     resources[key] = req.observed?.resources?.[key] ?? { resource: observeApplied(desired, true) };

@@ -9,7 +9,13 @@ import { TlsError, serverCredentials } from './tls.js';
 /** Kubernetes waits 30 s after SIGTERM by default; finish well inside that. */
 const SHUTDOWN_GRACE_MS = 20_000;
 
-export async function serveFunction(options: { name: string; handler: FunctionHandler; decode?: DecodeMode }): Promise<void> {
+export async function serveFunction(options: {
+  name: string;
+  handler: FunctionHandler;
+  decode?: DecodeMode;
+  /** See createFunctionServer: a function that reads little of big requests may decode less at once. */
+  decodedAtOnce?: number;
+}): Promise<void> {
   const started = process.hrtime.bigint();
   let flags;
   try {
@@ -39,7 +45,13 @@ export async function serveFunction(options: { name: string; handler: FunctionHa
     process.exit(1);
   }
 
-  const server = createFunctionServer({ name: options.name, handler: options.handler, logger, decode: options.decode });
+  const server = createFunctionServer({
+    name: options.name,
+    handler: options.handler,
+    logger,
+    decode: options.decode,
+    decodedAtOnce: options.decodedAtOnce,
+  });
   // Handlers go in before the server says it listens: a signal that arrives
   // right after must find them, not the default (which kills the process).
   let stopping = false;

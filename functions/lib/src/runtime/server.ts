@@ -151,8 +151,12 @@ export function createFunctionServer(options: {
   handler: FunctionHandler;
   logger: Logger;
   decode?: DecodeMode;
+  /** On demand: how big a nested part may be and still be decoded with what holds it (codec.ts DECODED_AT_ONCE by default). */
+  decodedAtOnce?: number;
 }): UnaryServer {
-  const { name, handler, logger, decode = 'on-demand' } = options;
+  const { name, handler, logger, decode: mode = 'on-demand', decodedAtOnce } = options;
+  const decode =
+    mode === 'on-demand' && decodedAtOnce !== undefined ? (bytes: Buffer) => decodeRequestOnDemand(bytes, { decodedAtOnce }) : mode;
   return createUnaryServer({
     path: RUN_FUNCTION_METHOD,
     maxMessageBytes: MAX_MESSAGE_BYTES,
