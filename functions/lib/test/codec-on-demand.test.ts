@@ -157,6 +157,79 @@ describe('decodeRequestOnDemand', () => {
     }
   });
 
+  it('checks plainly written parts by a short path that accepts and refuses as the long one does', () => {
+    const nest = (depth: number, inner: number[]): number[] => (depth === 0 ? inner : entry('n', field(42, nest(depth - 1, inner))));
+    /** An entry whose fields are written by hand: `key` then `value`, each with the length given. */
+    const rawEntry = (keyLength: number[], key: number[], valueLength: number[], value: number[]): number[] =>
+      field(10, [10, ...keyLength, ...key, 18, ...valueLength, ...value]);
+    const cases: Record<string, number[]> = {
+      'strings with one- and two-byte lengths': [...entry('a', str(26, 'x')), ...entry('b', str(26, 'y'.repeat(300)))],
+      'a string with a three-byte length': entry('a', str(26, 'z'.repeat(20_000))),
+      'scalars: null, bool, number': [...entry('a', [8, 0]), ...entry('b', [32, 1]), ...entry('c', [17, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f])],
+      'a bool written in two bytes': entry('a', [32, 0x81, 0x00]),
+      'a length written in two bytes for one': rawEntry([0x81, 0x00], [0x61], [2], str(26, '')),
+      'empty and nested Structs and lists': [
+        ...entry('a', [42, 0]),
+        ...entry('b', [50, 0]),
+        ...entry('c', field(42, entry('d', field(50, [...field(10, str(26, 'i')), ...field(10, [42, 0])])))),
+      ],
+      'a key running past its entry': rawEntry([9], [0x61], [2], str(26, '')),
+      'a Value shorter than its entry': field(10, [...str(10, 'a'), ...field(18, str(26, 'v')), 0x20, 1]),
+      'a Value longer than its entry': rawEntry([1], [0x61], [9], str(26, '')),
+      'a Value of two fields': entry('a', [...str(26, 'first'), ...str(26, 'second')]),
+      'a string, then a field of no wire type, in one Value': entry('a', [...str(26, 'first'), 0x0f]),
+      'a number cut short': entry('a', [17, 0, 0, 0, 0, 0, 0, 0]),
+      'a list item running past its list': entry('a', [50, 4, 10, 9, 26, 0]),
+      'an empty Struct at the deepest level allowed': nest(98, entry('e', [42, 0])),
+      'an empty Struct one level deeper': nest(99, entry('e', [42, 0])),
+      'an empty list one level deeper': nest(99, entry('e', [50, 0])),
+      'a string one level deeper': nest(99, entry('e', str(26, 's'))),
+    };
+    // Refused when decoded, or else everything read: a part the check let through is never refused later, on its first read.
+    const outcome = (decode: () => unknown): unknown => {
+      let decoded: unknown;
+      try {
+        decoded = decode();
+      } catch (error) {
+        return error instanceof DecodeError ? `refused: ${error.message}` : error;
+      }
+      return JSON.parse(JSON.stringify(decoded)) as unknown;
+    };
+    const outcomes: Record<string, unknown> = {};
+    for (const [name, struct] of Object.entries(cases)) {
+      // Inside a nested Struct, so that decoding on demand checks it unread.
+      const bytes = xrRequest(entry('outer', field(42, struct)));
+      const full = outcome(() => decodeRequest(bytes));
+      for (const decodedAtOnce of [undefined, 0]) {
+        expect(
+          outcome(() => decodeRequestOnDemand(bytes, { decodedAtOnce })),
+          `${name}, decodedAtOnce ${decodedAtOnce}`,
+        ).toEqual(full);
+      }
+      outcomes[name] = typeof full === 'string' ? full : 'decoded';
+    }
+    // The table covers both sides of the short path: what it takes, and what only the long path may refuse.
+    expect(outcomes).toEqual({
+      'strings with one- and two-byte lengths': 'decoded',
+      'a string with a three-byte length': 'decoded',
+      'scalars: null, bool, number': 'decoded',
+      'a bool written in two bytes': 'decoded',
+      'a length written in two bytes for one': 'decoded',
+      'empty and nested Structs and lists': 'decoded',
+      'a key running past its entry': 'refused: length exceeds message',
+      'a Value shorter than its entry': 'decoded',
+      'a Value longer than its entry': 'refused: length exceeds message',
+      'a Value of two fields': 'decoded',
+      'a string, then a field of no wire type, in one Value': 'refused: unknown wire type 7',
+      'a number cut short': 'refused: truncated double',
+      'a list item running past its list': 'refused: length exceeds message',
+      'an empty Struct at the deepest level allowed': 'decoded',
+      'an empty Struct one level deeper': 'refused: struct nested deeper than 100',
+      'an empty list one level deeper': 'refused: list nested deeper than 100',
+      'a string one level deeper': 'decoded',
+    });
+  });
+
   it('refuses exactly what a full decode refuses, with the same message, read or not', () => {
     const valid = Buffer.from(randomBytes(3));
     const random = prng(99);

@@ -663,10 +663,70 @@ function overruns(pos: number, end: number): void {
   if (pos !== end) throw new DecodeError('field overruns its message');
 }
 
+/** Where the length prefix lengthOf last read ended. */
+let lengthEnd = 0;
+
+/**
+ * A length prefix of one or two bytes at `pos` (any length under 16 KiB),
+ * its end in lengthEnd; -1 for a longer prefix or none, left to lengthAt.
+ */
+function lengthOf(buf: Buffer, pos: number): number {
+  const first = buf[pos]!;
+  if (first < 0x80) {
+    lengthEnd = pos + 1;
+    return first;
+  }
+  const second = buf[pos + 1]!;
+  if (!(second < 0x80)) return -1;
+  lengthEnd = pos + 2;
+  return (first & 0x7f) | (second << 7);
+}
+
+/**
+ * Where a Value's content at `pos` ends if it is written the one way
+ * encoders write it, one field filling the Value to `end` exactly: a string,
+ * a Struct or a list (checked in full), a number, a bool or null. Otherwise
+ * -1, and the caller checks it the long way, which says what is wrong.
+ */
+function plainValueEnd(buf: Buffer, pos: number, end: number, depth: number): number {
+  const tag = buf[pos];
+  if (tag === 17) return pos + 9 === end ? end : -1;
+  if (tag === 8 || tag === 32) return buf[pos + 1]! < 0x80 && pos + 2 === end ? end : -1;
+  if (tag !== 26 && tag !== 42 && tag !== 50) return -1;
+  const length = lengthOf(buf, pos + 1);
+  if (length < 0 || lengthEnd + length !== end) return -1;
+  if (tag === 42) checkStruct(buf, lengthEnd, end, depth);
+  else if (tag === 50) checkList(buf, lengthEnd, end, depth);
+  return end;
+}
+
+/**
+ * Where a Struct entry at `pos` ends if it is a plain one (its key and then a
+ * plain Value, nothing else, lengths within bounds), else -1. A plain entry
+ * has passed every check readStruct makes when this returns.
+ */
+function plainEntryEnd(buf: Buffer, pos: number, end: number, depth: number): number {
+  if (buf[pos] !== 10) return -1;
+  const entryLength = lengthOf(buf, pos + 1);
+  const entryEnd = lengthEnd + entryLength;
+  if (entryLength < 0 || entryEnd > end || buf[lengthEnd] !== 10) return -1;
+  const keyLength = lengthOf(buf, lengthEnd + 1);
+  const value = lengthEnd + keyLength;
+  if (keyLength < 0 || buf[value] !== 18) return -1;
+  const valueLength = lengthOf(buf, value + 1);
+  if (valueLength < 0 || lengthEnd + valueLength !== entryEnd) return -1;
+  return plainValueEnd(buf, lengthEnd, entryEnd, depth + 1);
+}
+
 /** readStruct's checks over `pos` to `end`; returns the end. */
 function checkStruct(buf: Buffer, pos: number, end: number, depth: number): number {
   if (depth > MAX_STRUCT_DEPTH) throw new DecodeError(`struct nested deeper than ${MAX_STRUCT_DEPTH}`);
   while (pos < end) {
+    const plain = plainEntryEnd(buf, pos, end, depth);
+    if (plain >= 0) {
+      pos = plain;
+      continue;
+    }
     let tag = buf[pos]!;
     if (tag < 0x80) pos++;
     else {
@@ -708,6 +768,14 @@ function checkStruct(buf: Buffer, pos: number, end: number, depth: number): numb
 function checkList(buf: Buffer, pos: number, end: number, depth: number): number {
   if (depth > MAX_STRUCT_DEPTH) throw new DecodeError(`list nested deeper than ${MAX_STRUCT_DEPTH}`);
   while (pos < end) {
+    if (buf[pos] === 10) {
+      const length = lengthOf(buf, pos + 1);
+      const itemEnd = lengthEnd + length;
+      if (length >= 0 && itemEnd <= end && plainValueEnd(buf, lengthEnd, itemEnd, depth + 1) >= 0) {
+        pos = itemEnd;
+        continue;
+      }
+    }
     let tag = buf[pos]!;
     if (tag < 0x80) pos++;
     else {
