@@ -5,14 +5,11 @@
 //   node scripts/node-options.mjs <function>    prints them on one line
 
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-/** The repository this script is in. */
-const REPO = fileURLToPath(new globalThis.URL('..', import.meta.url));
-
-/** The flags, in order; none when the function has no node-options file. */
-export function nodeOptions(fn, root = REPO) {
+/** The flags, in order, of the function in the repository at `root`; none when it has no node-options file. */
+export function nodeOptions(fn, root) {
   if (!existsSync(join(root, 'functions', fn))) throw new Error(`no function ${fn} in ${join(root, 'functions')}`);
   const file = join(root, 'functions', fn, 'node-options');
   if (!existsSync(file)) return [];
@@ -23,14 +20,15 @@ export function nodeOptions(fn, root = REPO) {
     .filter(Boolean);
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+// Run as a command, not when imported (the bench bundles this module into its own).
+if (basename(process.argv[1] ?? '') === 'node-options.mjs') {
   const fn = process.argv[2];
   if (!fn) {
     console.error('usage: node scripts/node-options.mjs <function>');
     process.exit(2);
   }
   try {
-    console.log(nodeOptions(fn).join(' '));
+    console.log(nodeOptions(fn, fileURLToPath(new globalThis.URL('..', import.meta.url))).join(' '));
   } catch (error) {
     console.error(`node-options: ${error.message}`);
     process.exit(1);

@@ -92,7 +92,7 @@ function images() {
     const tarball = tarballOf(fn);
     rmSync(tarball, { force: true });
     // The function's Node flags (functions/<name>/node-options) become the image's NODE_OPTIONS.
-    const build = ['build', '--build-arg', `FUNCTION=${fn}`, '--build-arg', `NODE_OPTIONS=${nodeOptions(fn).join(' ')}`];
+    const build = ['build', '--build-arg', `FUNCTION=${fn}`, '--build-arg', `NODE_OPTIONS=${nodeOptions(fn, '.').join(' ')}`];
     run(builder.path, [...build, '-t', image, '-f', 'Dockerfile', '.']);
     if (builder.kind === 'docker') run(builder.path, ['save', '-o', tarball, image]);
     else run(builder.path, ['push', image, `docker-archive:${tarball}:${image}`]);
