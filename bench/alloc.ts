@@ -4,7 +4,8 @@
 //   node --expose-gc --max-semi-space-size=512 bench/dist/alloc.js [N] [scenario-id-substring]
 import { encodeResponse } from '#lib';
 import { RunFunctionRequest } from '#lib/sdk';
-import { HANDLERS, SCENARIOS, decodeAsServed } from './scenarios.js';
+import { HANDLERS, decodeAsServed } from '../test/support/handlers.js';
+import { SCENARIOS } from './scenarios.js';
 
 const n = Number(process.argv[2] ?? 1000);
 const filter = process.argv[3] ?? '';

@@ -11,9 +11,8 @@
 
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
+import { MAX_MESSAGE_BYTES, RUN_FUNCTION_METHOD } from '#lib';
 
-const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
-const PATH = '/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction';
 const identity = (value: Buffer): Buffer => value;
 
 function channel(address: string): grpc.Client {
@@ -30,7 +29,7 @@ function channel(address: string): grpc.Client {
 
 function call(client: grpc.Client, request: Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
-    client.makeUnaryRequest(PATH, identity, identity, request, (error, response) => {
+    client.makeUnaryRequest(RUN_FUNCTION_METHOD, identity, identity, request, (error, response) => {
       if (error) reject(error);
       else resolve(response?.length ?? 0);
     });

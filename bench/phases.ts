@@ -5,7 +5,8 @@
 
 import { decodeRequest, decodeStats, encodeResponse } from '#lib';
 import { RunFunctionRequest } from '#lib/sdk';
-import { HANDLERS, SCENARIOS, decodeAsServed } from './scenarios.js';
+import { HANDLERS, decodeAsServed } from '../test/support/handlers.js';
+import { SCENARIOS } from './scenarios.js';
 
 function p50(samples: number[]): number {
   const sorted = [...samples].sort((a, b) => a - b);

@@ -15,7 +15,8 @@ import { RunFunctionRequest } from '#lib/sdk';
 import { nodeOptions } from '../scripts/node-options.mjs';
 import { chart } from './chart.js';
 import { callsPerReconcile } from './loop.js';
-import { HANDLERS, SCENARIOS, decodeAsServed, type Scenario } from './scenarios.js';
+import { HANDLERS, decodeAsServed } from '../test/support/handlers.js';
+import { SCENARIOS, type Scenario } from './scenarios.js';
 import { TARGETS, judge, type Measured, type Verdict } from './targets.js';
 
 interface Options {

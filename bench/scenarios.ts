@@ -3,11 +3,9 @@
 // remote status a workload cluster would report), and the status it wrote.
 // So the steady request is exactly what Crossplane sends once everything is up.
 
-import { LABEL_CLUSTER, LABEL_MODELCACHE, Ready, Status, decodeRequestOnDemand, type JsonObject, type RunFunctionResponse } from '#lib';
+import { LABEL_CLUSTER, LABEL_MODELCACHE, Ready, Status, type JsonObject, type RunFunctionResponse } from '#lib';
 import { RunFunctionRequest } from '#lib/sdk';
-import { compose as composeCache } from '../functions/compose-model-cache/src/fn.js';
-import { compose as composeHydration } from '../functions/compose-model-cache-hydration/src/fn.js';
-import { DECODED_AT_ONCE as REPLICA_DECODED_AT_ONCE, compose as composeReplica } from '../functions/compose-model-replica/src/fn.js';
+import { HANDLERS } from '../test/support/handlers.js';
 import { composedAsStored, compositeAsStored, requiredAsStored, text } from './crossplane.js';
 import {
   CACHE,
@@ -120,7 +118,7 @@ function hydrationSteady(source: Source): RunFunctionRequest {
   // Two rounds: the first shows what it composes, the second what it keeps once all of that is observed.
   let observed: Resources = {};
   for (let round = 0; round < 2; round++) {
-    const rsp = composeHydration(request(hydrationXr(source, status), required, observed));
+    const rsp = HANDLERS['compose-model-cache-hydration'](request(hydrationXr(source, status), required, observed));
     observed = observeAll(rsp);
   }
   return request(hydrationXr(source, status), required, observed);
@@ -176,7 +174,7 @@ function replicaXr(gang: boolean): JsonObject {
 /** A serving replica: the cache (its status listing all N clusters) Ready, every Object observed Ready. */
 function replicaSteady(n: number, gang: boolean): RunFunctionRequest {
   const required = { cluster: [inferenceCluster(0)], cache: [modelCache(n, true)] };
-  const first = composeReplica(request(replicaXr(gang), required));
+  const first = HANDLERS['compose-model-replica'](request(replicaXr(gang), required));
   return request(replicaXr(gang), required, observeAll(first));
 }
 
@@ -205,7 +203,7 @@ function replicaShapeSteady(n: number, shape: 'prefill-decode' | 'dynamo'): RunF
   const cluster = inferenceCluster(0);
   if (shape === 'dynamo') cluster['spec'] = { ...(cluster['spec'] as JsonObject), stack: 'Dynamo' };
   const required = { cluster: [cluster], cache: [modelCache(n, true)] };
-  const first = composeReplica(request(replicaShapeXr(shape), required));
+  const first = HANDLERS['compose-model-replica'](request(replicaShapeXr(shape), required));
   return request(replicaShapeXr(shape), required, observeAll(first));
 }
 
@@ -273,24 +271,6 @@ function statusWritten(rsp: RunFunctionResponse): JsonObject {
       { type: 'Responsive', status: 'True', reason: 'WatchCircuitClosed' },
     ],
   };
-}
-
-export const HANDLERS = {
-  'compose-model-cache': composeCache,
-  'compose-model-cache-hydration': composeHydration,
-  'compose-model-replica': composeReplica,
-};
-
-/** How each function's server decodes on demand (its main.ts): the replica leaves more for later. */
-const DECODED_AT_ONCE: Record<FunctionName, number | undefined> = {
-  'compose-model-cache': undefined,
-  'compose-model-cache-hydration': undefined,
-  'compose-model-replica': REPLICA_DECODED_AT_ONCE,
-};
-
-/** Decode a request on demand as the function's server does. */
-export function decodeAsServed(fn: FunctionName, bytes: Uint8Array): RunFunctionRequest {
-  return decodeRequestOnDemand(bytes, { decodedAtOnce: DECODED_AT_ONCE[fn] });
 }
 
 /**

@@ -13,7 +13,7 @@ import { REPO_ROOT } from '#testing';
 import { Ready, Severity, type JsonObject } from '#lib';
 import { RunFunctionRequest } from '#lib/sdk';
 import { CAPTURED_FUNCTIONS, calibrate, capturedJson } from '../../bench/calibration.js';
-import { HANDLERS } from '../../bench/scenarios.js';
+import { HANDLERS } from '../support/handlers.js';
 import { compareShapes, shapeOf } from '../../bench/shape.js';
 
 const capture = (fn: string): JsonObject =>

@@ -15,8 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { MAX_MESSAGE_BYTES, TLS_FILES, serverCredentials } from '#lib';
-import { RUN_FUNCTION_PATH } from '../support/client.js';
+import { MAX_MESSAGE_BYTES, RUN_FUNCTION_METHOD, TLS_FILES, serverCredentials } from '#lib';
 import { RAW_RUN_FUNCTION_SERVICE, grpcServerCredentials, listenGrpc } from '../support/grpc-server.js';
 import { STATE_DIR, kubectlOk } from './plane.js';
 
@@ -89,7 +88,7 @@ export async function tapFunctions(fns: readonly string[]): Promise<Tap> {
     server.addService(RAW_RUN_FUNCTION_SERVICE, {
       runFunction: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
         record.requests.push(call.request);
-        upstream.makeUnaryRequest(RUN_FUNCTION_PATH, identity, identity, call.request, call.metadata, (error, response) => {
+        upstream.makeUnaryRequest(RUN_FUNCTION_METHOD, identity, identity, call.request, call.metadata, (error, response) => {
           if (error) callback(error);
           else callback(null, response);
         });

@@ -33,7 +33,8 @@ import {
   type RunningServer,
   type TestRequest,
 } from '#testing';
-import { HANDLERS, observedFrom, resolve, seedsFor } from './support/seeds.js';
+import { HANDLERS } from '../support/handlers.js';
+import { observedFrom, resolve, seedsFor } from './support/seeds.js';
 
 const CLIENTS = 64;
 const CALLS_EACH = 500;

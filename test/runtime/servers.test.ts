@@ -5,10 +5,9 @@
 import { connect, type ClientHttp2Session } from 'node:http2';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RECEIVE_WINDOW_BYTES } from '#lib';
+import { RECEIVE_WINDOW_BYTES, RUN_FUNCTION_METHOD } from '#lib';
 import {
   FUNCTION_NAMES,
-  RUN_FUNCTION_PATH,
   functionClient,
   hydrationXr,
   items,
@@ -203,7 +202,7 @@ describe('undecodable requests', () => {
     const identity = (value: Buffer): Buffer => value;
     const send = (bytes: Buffer) =>
       new Promise<string>((resolve) => {
-        raw.makeUnaryRequest(RUN_FUNCTION_PATH, identity, identity, bytes, (error) => {
+        raw.makeUnaryRequest(RUN_FUNCTION_METHOD, identity, identity, bytes, (error) => {
           resolve(error ? `error ${error.code}` : 'ok');
         });
       });

@@ -5,7 +5,15 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
-import { decodeRequest, decodeRequestOnDemand, encodeResponse, jsonLogger, runSafely, type FunctionHandler } from '#lib';
+import {
+  RUN_FUNCTION_METHOD,
+  decodeRequest,
+  decodeRequestOnDemand,
+  encodeResponse,
+  jsonLogger,
+  runSafely,
+  type FunctionHandler,
+} from '#lib';
 import {
   fromStruct,
   toStruct,
@@ -201,8 +209,6 @@ export function responseFromBytes(bytes: Buffer): TestResponse {
   return decodeResponse(methodCodec().responseDeserialize(bytes));
 }
 
-export const RUN_FUNCTION_PATH = '/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction';
-
 /**
  * A client that sends and receives raw bytes (identity serializers): for
  * comparing responses byte for byte, and for sending what no well-behaved
@@ -224,7 +230,7 @@ export function rawFunctionClient(
     call(request, { timeoutMs = 10_000 } = {}) {
       return new Promise((resolve, reject) => {
         const deadline = new Date(Date.now() + timeoutMs);
-        client.makeUnaryRequest(RUN_FUNCTION_PATH, identity, identity, request, { deadline }, (error, response) => {
+        client.makeUnaryRequest(RUN_FUNCTION_METHOD, identity, identity, request, { deadline }, (error, response) => {
           if (error) reject(error);
           else if (response === undefined) reject(new Error('no response'));
           else resolve(response);

@@ -16,7 +16,8 @@ import {
 } from '#testing';
 import { badLogLines, checkHandlerOutput, checkResponse, fatalMessages, type Violation } from '../support/invariants.js';
 import { caseSeed, prng } from '../support/prng.js';
-import { HANDLERS, seedsFor } from '../support/seeds.js';
+import { HANDLERS } from '../../support/handlers.js';
+import { seedsFor } from '../support/seeds.js';
 import { mutate, requestDepth } from './mutate.js';
 
 /** The bound: every request is answered within a second. */

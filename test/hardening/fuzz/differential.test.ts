@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { DecodeError, answer, decodeRequestOnDemand, jsonLogger, type RunFunctionRequest } from '#lib';
 import { FUNCTION_NAMES, requestBytes, type FunctionName } from '#testing';
 import { caseSeed, prng } from '../support/prng.js';
-import { HANDLERS, ON_DEMAND, seedsFor } from '../support/seeds.js';
+import { HANDLERS, decodeAsServed } from '../../support/handlers.js';
+import { seedsFor } from '../support/seeds.js';
 import { mutate } from './mutate.js';
 
 const CASES = Number(process.env['DIFF_CASES'] ?? 1500);
@@ -22,12 +23,6 @@ type Outcome = { bytes: Buffer } | { refused: string };
 
 /** Every nested Struct and list left for its first read: the on-demand paths, everywhere. */
 const everyPartOnDemand = (bytes: Buffer): RunFunctionRequest => decodeRequestOnDemand(bytes, { decodedAtOnce: 0 });
-
-/** On demand as the function's server decodes (the replica leaves more for later than the runtime's default). */
-const asServed =
-  (name: FunctionName) =>
-  (bytes: Buffer): RunFunctionRequest =>
-    decodeRequestOnDemand(bytes, ON_DEMAND[name]);
 
 function run(name: FunctionName, bytes: Buffer, decode: 'full' | 'on-demand' | typeof everyPartOnDemand): Outcome {
   const logger = jsonLogger({ function: name, debug: true, write: () => undefined });
@@ -47,7 +42,7 @@ function differ(name: FunctionName, bytes: Buffer): string | undefined {
   const full = run(name, bytes, 'full');
   for (const [label, decode] of [
     ['on demand by default', 'on-demand'],
-    ['on demand as served', asServed(name)],
+    ['on demand as served', (bytes: Buffer) => decodeAsServed(name, bytes)],
     ['every part on demand', everyPartOnDemand],
   ] as const) {
     const onDemand = run(name, bytes, decode);

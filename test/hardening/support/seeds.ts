@@ -5,7 +5,7 @@
 // for a replica, a cache over many clusters).
 
 import { existsSync, readdirSync } from 'node:fs';
-import { cacheNames, type FunctionHandler, type JsonObject } from '#lib';
+import { cacheNames, type JsonObject } from '#lib';
 import {
   REPO_ROOT,
   desiredResources,
@@ -22,22 +22,7 @@ import {
   type TestResponse,
   type TestSelector,
 } from '#testing';
-import { compose as composeModelCache } from '../../../functions/compose-model-cache/src/fn.js';
-import { compose as composeHydration } from '../../../functions/compose-model-cache-hydration/src/fn.js';
-import { DECODED_AT_ONCE as REPLICA_DECODED_AT_ONCE, compose as composeReplica } from '../../../functions/compose-model-replica/src/fn.js';
-
-export const HANDLERS: Record<FunctionName, FunctionHandler> = {
-  'compose-model-cache': composeModelCache,
-  'compose-model-cache-hydration': composeHydration,
-  'compose-model-replica': composeReplica,
-};
-
-/** How each function's server decodes on demand (its main.ts; the runtime's default where unset). */
-export const ON_DEMAND: Record<FunctionName, { decodedAtOnce?: number }> = {
-  'compose-model-cache': {},
-  'compose-model-cache-hydration': {},
-  'compose-model-replica': { decodedAtOnce: REPLICA_DECODED_AT_ONCE },
-};
+import { HANDLERS, ON_DEMAND } from '../../support/handlers.js';
 
 /** A function's in-process client, decoding on demand as its server does. */
 export function clientFor(name: FunctionName): FunctionClient {
