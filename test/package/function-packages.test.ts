@@ -6,7 +6,7 @@
 // its own.
 
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -255,36 +255,34 @@ describe('the Dockerfile', () => {
       'compose-model-replica': replicaXr(),
     };
 
-    it.each(FUNCTION_NAMES.map((name) => [name]))('builds %s into one file that serves on its own, writing nothing', async (name) => {
-      execFileSync(process.execPath, ['scripts/build.mjs', name], { cwd: work, stdio: 'pipe' });
-      // The runtime image: /function/main.js and nothing else, no node_modules anywhere near.
-      const image = mkdtempSync(join(tmpdir(), 'runtime-image-'));
-      mkdirSync(join(image, 'functions', name, 'dist'), { recursive: true });
-      cpSync(join(work, 'functions', name, 'dist', 'main.js'), join(image, 'functions', name, 'dist', 'main.js'));
-      expect(existsSync(join(work, 'functions', name, 'dist', 'main.js.LEGAL.txt'))).toBe(true);
-      const before = readdirSync(image, { recursive: true }).sort();
-      const server = await startServer(name, { root: image });
-      const client = functionClient(server.address);
-      try {
-        const rsp = await client.run({ meta: { tag: 'image' }, observed: { composite: requests[name] } });
-        expect(rsp.meta.tag).toBe('image');
-        expect(rsp.results.filter((r) => r.severity === 'SEVERITY_FATAL')).toEqual([]);
-      } finally {
-        client.close();
-        await server.stop();
-      }
-      expect(readdirSync(image, { recursive: true }).sort()).toEqual(before);
-    });
-
-    // The runtime speaks gRPC and protobuf itself; the SDK's module that holds
-    // the generated codecs would bring gRPC-js, protobufjs and pino (a bundle
-    // ten times the size, loaded and never called). Only its types may be used.
-    it.each(FUNCTION_NAMES.map((name) => [name]))('bundles %s from our own source only, no node_modules', (name) => {
-      execFileSync(process.execPath, ['scripts/build.mjs', name], { cwd: work, stdio: 'pipe' });
-      const map = JSON.parse(readFileSync(join(work, 'functions', name, 'dist', 'main.js.map'), 'utf8')) as { sources: string[] };
-      expect(map.sources.filter((source) => source.includes('node_modules'))).toEqual([]);
-      expect(map.sources.length).toBeGreaterThan(10);
-      expect(readFileSync(join(work, 'functions', name, 'dist', 'main.js.LEGAL.txt'), 'utf8')).toContain('no third-party code');
-    });
+    it.each(FUNCTION_NAMES.map((name) => [name]))(
+      'builds %s into one file of our own source that serves on its own, writing nothing',
+      async (name) => {
+        execFileSync(process.execPath, ['scripts/build.mjs', name], { cwd: work, stdio: 'pipe' });
+        // The runtime speaks gRPC and protobuf itself; the SDK's module that holds
+        // the generated codecs would bring gRPC-js, protobufjs and pino (a bundle
+        // ten times the size, loaded and never called). Only its types may be used.
+        const map = JSON.parse(readFileSync(join(work, 'functions', name, 'dist', 'main.js.map'), 'utf8')) as { sources: string[] };
+        expect(map.sources.filter((source) => source.includes('node_modules'))).toEqual([]);
+        expect(map.sources.length).toBeGreaterThan(10);
+        expect(readFileSync(join(work, 'functions', name, 'dist', 'main.js.LEGAL.txt'), 'utf8')).toContain('no third-party code');
+        // The runtime image: /function/main.js and nothing else, no node_modules anywhere near.
+        const image = mkdtempSync(join(tmpdir(), 'runtime-image-'));
+        mkdirSync(join(image, 'functions', name, 'dist'), { recursive: true });
+        cpSync(join(work, 'functions', name, 'dist', 'main.js'), join(image, 'functions', name, 'dist', 'main.js'));
+        const before = readdirSync(image, { recursive: true }).sort();
+        const server = await startServer(name, { root: image });
+        const client = functionClient(server.address);
+        try {
+          const rsp = await client.run({ meta: { tag: 'image' }, observed: { composite: requests[name] } });
+          expect(rsp.meta.tag).toBe('image');
+          expect(rsp.results.filter((r) => r.severity === 'SEVERITY_FATAL')).toEqual([]);
+        } finally {
+          client.close();
+          await server.stop();
+        }
+        expect(readdirSync(image, { recursive: true }).sort()).toEqual(before);
+      },
+    );
   });
 });
