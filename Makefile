@@ -66,16 +66,23 @@ soak: build ## Fuzz each function over gRPC with 100,000 seeded cases and print 
 		npx vitest run test/hardening/fuzz --reporter=default || status=$$?; \
 	echo; echo "Soak report ($(SOAK_REPORT)):"; cat $(SOAK_REPORT); exit $$status
 
-run: build ## Start the three servers locally, insecure, on 9443, 9444 and 9445
-	@echo "Starting, without TLS (--insecure), for crossplane render and local calls:"
-	@echo "  compose-model-cache            on localhost:9443"
-	@echo "  compose-model-cache-hydration  on localhost:9444"
-	@echo "  compose-model-replica          on localhost:9445"
-	@echo "Ctrl-C stops all three."
-	@trap 'kill 0' INT TERM; \
-	for fn in compose-model-cache:9443 compose-model-cache-hydration:9444 compose-model-replica:9445; do \
-		NODE_OPTIONS="$$(node scripts/node-options.mjs $${fn%:*})" \
-			node functions/$${fn%:*}/dist/main.js --insecure --address 127.0.0.1:$${fn#*:} & \
+RUN_PORTS ?= 9443 9444 9445
+
+# Ctrl-C reaches the servers and this shell alike; a TERM sent to make's shell
+# alone is passed on. The trap clears itself first: a trap that signals its own
+# process group signals itself too, and re-entered until the shell crashed.
+run: build ## Start the three servers locally, insecure, on 9443, 9444 and 9445 (RUN_PORTS="a b c" to move them)
+	@set -- $(RUN_PORTS); \
+	echo "Starting, without TLS (--insecure), for crossplane render and local calls:"; \
+	echo "  compose-model-cache            on localhost:$$1"; \
+	echo "  compose-model-cache-hydration  on localhost:$$2"; \
+	echo "  compose-model-replica          on localhost:$$3"; \
+	echo "Ctrl-C stops all three."; \
+	trap 'trap - INT TERM; kill $$(jobs -p) 2>/dev/null; wait; exit 0' INT TERM; \
+	for fn in compose-model-cache compose-model-cache-hydration compose-model-replica; do \
+		NODE_OPTIONS="$$(node scripts/node-options.mjs $$fn)" \
+			node functions/$$fn/dist/main.js --insecure --address 127.0.0.1:$$1 & \
+		shift; \
 	done; \
 	wait
 

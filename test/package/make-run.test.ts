@@ -1,0 +1,118 @@
+// `make run`: the three servers on the ports it names, and every way of
+// stopping it stops all three. Run through make itself, on free ports
+// (RUN_PORTS), without rebuilding (-o build: other tests read the bundles).
+
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '#testing';
+
+const FUNCTIONS = ['compose-model-cache', 'compose-model-cache-hydration', 'compose-model-replica'];
+
+/** A port nothing listens on, and whether one is still free. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => {
+        resolve(port);
+      });
+    });
+  });
+}
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => {
+      resolve(false);
+    });
+    server.listen(port, '127.0.0.1', () =>
+      server.close(() => {
+        resolve(true);
+      }),
+    );
+  });
+}
+
+interface Stopped {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stderr: string;
+  /** Each server's log lines, by function. */
+  logs: Map<string, string[]>;
+}
+
+/** Start `make run` in its own process group, wait until all three listen, signal it, and wait for make to end. */
+async function runAndStop(ports: number[], stop: (makePid: number) => void): Promise<Stopped> {
+  const make = spawn('make', ['-s', '-o', 'build', 'run', `RUN_PORTS=${ports.join(' ')}`], {
+    cwd: REPO_ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs = new Map<string, string[]>(FUNCTIONS.map((fn) => [fn, []]));
+  let stderr = '';
+  let pending = '';
+  let listening = 0;
+  let onListening: () => void = () => undefined;
+  make.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  make.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    const lines = (pending + chunk).split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines.filter((l) => l.startsWith('{'))) {
+      const entry = JSON.parse(line) as { function: string; msg: string };
+      logs.get(entry.function)?.push(entry.msg);
+      if (entry.msg === 'listening' && ++listening === FUNCTIONS.length) onListening();
+    }
+  });
+  // 'close': make has exited and its output is all read (the servers' last lines included).
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    make.on('close', (code, signal) => {
+      resolve({ code, signal });
+    }),
+  );
+  try {
+    await new Promise<void>((resolve, reject) => {
+      onListening = resolve;
+      setTimeout(() => {
+        reject(new Error(`not all three listened in 15 s: ${stderr}`));
+      }, 15_000).unref();
+    });
+    stop(make.pid!);
+    const outcome = await Promise.race([
+      ended,
+      new Promise<never>((_, reject) =>
+        setTimeout(() => {
+          reject(new Error('make run did not stop in 10 s'));
+        }, 10_000).unref(),
+      ),
+    ]);
+    return { ...outcome, stderr, logs };
+  } finally {
+    try {
+      process.kill(-make.pid!, 'SIGKILL'); // whatever is left of the group, if a case failed
+    } catch {
+      // the group is gone, as it should be
+    }
+  }
+}
+
+describe('make run', () => {
+  it.each([
+    ['Ctrl-C (SIGINT to the whole group)', (pid: number) => process.kill(-pid, 'SIGINT')],
+    ['SIGTERM to the whole group', (pid: number) => process.kill(-pid, 'SIGTERM')],
+    ['SIGTERM to make alone', (pid: number) => process.kill(pid, 'SIGTERM')],
+  ])(
+    'serves on the ports it names and stops all three servers on %s',
+    async (_name, stop) => {
+      const ports = [await freePort(), await freePort(), await freePort()];
+      const stopped = await runAndStop(ports, stop);
+      for (const fn of FUNCTIONS) expect(stopped.logs.get(fn), fn).toEqual(expect.arrayContaining(['listening', 'stopped']));
+      // The trap used to signal its own group, itself included, and re-enter until the shell crashed.
+      expect(stopped.stderr).not.toMatch(/Segmentation fault|core dumped/);
+      for (const port of ports) expect(await isFree(port), `port ${port} still taken`).toBe(true);
+    },
+    30_000,
+  );
+});
