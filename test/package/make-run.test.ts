@@ -37,8 +37,6 @@ function isFree(port: number): Promise<boolean> {
 }
 
 interface Stopped {
-  code: number | null;
-  signal: NodeJS.Signals | null;
   stderr: string;
   /** Each server's log lines, by function. */
   logs: Map<string, string[]>;
@@ -66,10 +64,10 @@ async function runAndStop(ports: number[], stop: (makePid: number) => void): Pro
       if (entry.msg === 'listening' && ++listening === FUNCTIONS.length) onListening();
     }
   });
-  // 'close': make has exited and its output is all read (the servers' last lines included).
-  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    make.on('close', (code, signal) => {
-      resolve({ code, signal });
+  // 'close': make has exited and every process holding its output too (the servers write to the same pipe).
+  const ended = new Promise<void>((resolve) =>
+    make.on('close', () => {
+      resolve();
     }),
   );
   try {
@@ -80,7 +78,7 @@ async function runAndStop(ports: number[], stop: (makePid: number) => void): Pro
       }, 15_000).unref();
     });
     stop(make.pid!);
-    const outcome = await Promise.race([
+    await Promise.race([
       ended,
       new Promise<never>((_, reject) =>
         setTimeout(() => {
@@ -88,7 +86,7 @@ async function runAndStop(ports: number[], stop: (makePid: number) => void): Pro
         }, 10_000).unref(),
       ),
     ]);
-    return { ...outcome, stderr, logs };
+    return { stderr, logs };
   } finally {
     try {
       process.kill(-make.pid!, 'SIGKILL'); // whatever is left of the group, if a case failed
