@@ -79,7 +79,7 @@ run: build ## Start the three servers locally, insecure, on 9443, 9444 and 9445 
 	echo "  compose-model-replica          on localhost:$$3"; \
 	echo "Ctrl-C stops all three."; \
 	trap 'trap - INT TERM; kill $$(jobs -p) 2>/dev/null; wait; exit 0' INT TERM; \
-	for fn in compose-model-cache compose-model-cache-hydration compose-model-replica; do \
+	for fn in $(FUNCTIONS); do \
 		NODE_OPTIONS="$$(node scripts/node-options.mjs $$fn)" \
 			node functions/$$fn/dist/main.js --insecure --address 127.0.0.1:$$1 & \
 		shift; \

@@ -5,23 +5,9 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '#testing';
+import { FUNCTION_NAMES, REPO_ROOT, freePort, parseLine } from '#testing';
 
-const FUNCTIONS = ['compose-model-cache', 'compose-model-cache-hydration', 'compose-model-replica'];
-
-/** A port nothing listens on, and whether one is still free. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => {
-        resolve(port);
-      });
-    });
-  });
-}
+/** Whether nothing listens on a port any more. */
 function isFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const server = createServer();
@@ -38,8 +24,10 @@ function isFree(port: number): Promise<boolean> {
 
 interface Stopped {
   stderr: string;
-  /** Each server's log lines, by function. */
+  /** Each server's log messages, by function. */
   logs: Map<string, string[]>;
+  /** The port each server said it listens on, by function. */
+  listened: Map<string, unknown>;
 }
 
 /** Start `make run` in its own process group, wait until all three listen, signal it, and wait for make to end. */
@@ -49,7 +37,8 @@ async function runAndStop(ports: number[], stop: (makePid: number) => void): Pro
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const logs = new Map<string, string[]>(FUNCTIONS.map((fn) => [fn, []]));
+  const logs = new Map<string, string[]>(FUNCTION_NAMES.map((fn) => [fn, []]));
+  const listened = new Map<string, unknown>();
   let stderr = '';
   let pending = '';
   let listening = 0;
@@ -58,10 +47,12 @@ async function runAndStop(ports: number[], stop: (makePid: number) => void): Pro
   make.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     const lines = (pending + chunk).split('\n');
     pending = lines.pop() ?? '';
-    for (const line of lines.filter((l) => l.startsWith('{'))) {
-      const entry = JSON.parse(line) as { function: string; msg: string };
-      logs.get(entry.function)?.push(entry.msg);
-      if (entry.msg === 'listening' && ++listening === FUNCTIONS.length) onListening();
+    for (const entry of lines.map(parseLine)) {
+      const fn = String(entry?.['function']);
+      logs.get(fn)?.push(String(entry?.['msg']));
+      if (entry?.['msg'] !== 'listening') continue;
+      listened.set(fn, entry['port']);
+      if (++listening === FUNCTION_NAMES.length) onListening();
     }
   });
   // 'close': make has exited and every process holding its output too (the servers write to the same pipe).
@@ -86,7 +77,7 @@ async function runAndStop(ports: number[], stop: (makePid: number) => void): Pro
         }, 10_000).unref(),
       ),
     ]);
-    return { stderr, logs };
+    return { stderr, logs, listened };
   } finally {
     try {
       process.kill(-make.pid!, 'SIGKILL'); // whatever is left of the group, if a case failed
@@ -106,7 +97,9 @@ describe('make run', () => {
     async (_name, stop) => {
       const ports = [await freePort(), await freePort(), await freePort()];
       const stopped = await runAndStop(ports, stop);
-      for (const fn of FUNCTIONS) expect(stopped.logs.get(fn), fn).toEqual(expect.arrayContaining(['listening', 'stopped']));
+      // In make's order: the cache, the hydration, the replica.
+      expect(FUNCTION_NAMES.map((fn) => stopped.listened.get(fn))).toEqual(ports);
+      for (const fn of FUNCTION_NAMES) expect(stopped.logs.get(fn), fn).toEqual(expect.arrayContaining(['listening', 'stopped']));
       // The trap used to signal its own group, itself included, and re-enter until the shell crashed.
       expect(stopped.stderr).not.toMatch(/Segmentation fault|core dumped/);
       for (const port of ports) expect(await isFree(port), `port ${port} still taken`).toBe(true);

@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '#testing';
+import { REPO_ROOT, freePort } from '#testing';
 import { main as examplesMain } from './examples-cli.js';
 
 function capture(): { io: { stdout: (t: string) => void; stderr: (t: string) => void }; out: () => string; err: () => string } {
@@ -27,20 +27,6 @@ function yamlFile(dir: string, name: string, lines: string[]): string {
   const path = join(dir, name);
   writeFileSync(path, `${lines.join('\n')}\n`);
   return path;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => {
-        resolve(port);
-      });
-    });
-  });
 }
 
 describe('the examples tool (make render, render-check, render-update)', () => {

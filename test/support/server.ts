@@ -3,6 +3,7 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -107,4 +108,19 @@ export function parseLine(line: string): Record<string, unknown> | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A port on 127.0.0.1 that nothing listens on (the OS's pick, released at once). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => {
+        resolve(port);
+      });
+    });
+  });
 }
