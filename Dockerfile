@@ -3,8 +3,10 @@
 #   docker build --build-arg FUNCTION=compose-model-cache -t <image> .
 #
 # (`make images` builds all three, each with its Node flags from
-# functions/<name>/node-options as --build-arg NODE_OPTIONS=...; built by hand
-# without them, a function runs with Node's defaults and more memory.) The
+# functions/<name>/node-options as --build-arg NODE_OPTIONS=... and its
+# allocator settings from functions/<name>/glibc-tunables as --build-arg
+# GLIBC_TUNABLES=...; built by hand without them, a function runs with Node's
+# and glibc's defaults and more memory.) The
 # build stage bundles the function into one self-contained file; the runtime
 # stage is Node 20 and that file, nothing else: no shell, no package manager,
 # no node_modules.
@@ -49,6 +51,10 @@ ENV TLS_SERVER_CERTS_DIR=/tls/server
 # The function's Node flags (functions/<name>/node-options; see there for why).
 ARG NODE_OPTIONS=""
 ENV NODE_OPTIONS=${NODE_OPTIONS}
+# Its C allocator's settings (functions/<name>/glibc-tunables; see there for
+# why). Empty, glibc sets nothing.
+ARG GLIBC_TUNABLES=""
+ENV GLIBC_TUNABLES=${GLIBC_TUNABLES}
 # gRPC, the port Crossplane's function runtime dials.
 EXPOSE 9443
 ENTRYPOINT ["/nodejs/bin/node", "/function/main.js"]

@@ -81,6 +81,7 @@ run: build ## Start the three servers locally, insecure, on 9443, 9444 and 9445 
 	trap 'trap - INT TERM; kill $$(jobs -p) 2>/dev/null; wait; exit 0' INT TERM; \
 	for fn in $(FUNCTIONS); do \
 		NODE_OPTIONS="$$(node scripts/node-options.mjs $$fn)" \
+		GLIBC_TUNABLES="$$(node scripts/node-options.mjs --glibc-tunables $$fn)" \
 			node functions/$$fn/dist/main.js --insecure --address 127.0.0.1:$$1 & \
 		shift; \
 	done; \

@@ -12,7 +12,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { decodeStats, encodeResponse } from '#lib';
 import { RunFunctionRequest } from '#lib/sdk';
-import { nodeOptions } from '../scripts/node-options.mjs';
+import { runtimes, type Runtime } from './runtime.js';
 import { chart } from './chart.js';
 import { callsPerReconcile } from './loop.js';
 import { HANDLERS, decodeAsServed } from '../test/support/handlers.js';
@@ -90,16 +90,18 @@ interface Server {
 }
 
 /**
- * Start a server with a function's Node flags (functions/<name>/node-options,
- * as its image runs it), then any in BENCH_NODE_FLAGS: flags to try on every
+ * Start a server as a function's image runs it (its Node flags and glibc
+ * tunables), then with any flags in BENCH_NODE_FLAGS: flags to try on every
  * server alike, later ones winning.
  */
-function startServer(entry: string, nodeFlags: string[]): Promise<Server> {
+function startServer(entry: string, runtime: Runtime): Promise<Server> {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const flags = [...nodeFlags, ...(process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean)];
+    const flags = [...runtime.nodeFlags, ...(process.env['BENCH_NODE_FLAGS'] ?? '').split(' ').filter(Boolean)];
+    const env = runtime.glibcTunables === '' ? process.env : { ...process.env, GLIBC_TUNABLES: runtime.glibcTunables };
     const child = spawn(process.execPath, [...flags, entry, '--insecure', '--address', '127.0.0.1:0'], {
       stdio: ['ignore', 'pipe', 'inherit'],
+      env,
     });
     let buffered = '';
     const timer = setTimeout(() => {
@@ -284,10 +286,10 @@ async function main(): Promise<void> {
   for (const n of options.sizes) {
     const scenarios = SCENARIOS(n);
     for (const name of functions) {
-      // The floor runs with the function's flags: the same runtime, so the gap is the function's work.
-      const flags = nodeOptions(name, ROOT);
-      const fn = await startServer(SERVERS[name]!, flags);
-      const floor = await startServer(SERVERS['floor']!, flags);
+      // The floor runs as the function does: the same runtime, so the gap is the function's work.
+      const runtime = runtimes(name, ROOT);
+      const fn = await startServer(SERVERS[name]!, runtime.fn);
+      const floor = await startServer(SERVERS['floor']!, runtime.floor);
       const measured: Measured[] = [];
       for (const scenario of scenarios.filter((s) => s.fn === name)) {
         measured.push(await measureSequential(scenario, fn, floor, options));

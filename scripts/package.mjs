@@ -11,7 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { nodeOptions } from './node-options.mjs';
+import { glibcTunables, nodeOptions } from './node-options.mjs';
 
 // The same three as scripts/build.mjs (which builds when imported, so it is not imported here).
 const FUNCTIONS = ['compose-model-cache', 'compose-model-cache-hydration', 'compose-model-replica'];
@@ -91,8 +91,17 @@ function images() {
     const image = imageOf(fn);
     const tarball = tarballOf(fn);
     rmSync(tarball, { force: true });
-    // The function's Node flags (functions/<name>/node-options) become the image's NODE_OPTIONS.
-    const build = ['build', '--build-arg', `FUNCTION=${fn}`, '--build-arg', `NODE_OPTIONS=${nodeOptions(fn, '.').join(' ')}`];
+    // The function's Node flags (functions/<name>/node-options) become the image's NODE_OPTIONS, and its
+    // allocator settings (functions/<name>/glibc-tunables) its GLIBC_TUNABLES.
+    const build = [
+      'build',
+      '--build-arg',
+      `FUNCTION=${fn}`,
+      '--build-arg',
+      `NODE_OPTIONS=${nodeOptions(fn, '.').join(' ')}`,
+      '--build-arg',
+      `GLIBC_TUNABLES=${glibcTunables(fn, '.')}`,
+    ];
     run(builder.path, [...build, '-t', image, '-f', 'Dockerfile', '.']);
     if (builder.kind === 'docker') run(builder.path, ['save', '-o', tarball, image]);
     else run(builder.path, ['push', image, `docker-archive:${tarball}:${image}`]);

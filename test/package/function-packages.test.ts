@@ -6,7 +6,7 @@
 // its own.
 
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -22,7 +22,8 @@ import {
   type FunctionName,
   type TestResource,
 } from '#testing';
-import { nodeOptions } from '../../scripts/node-options.mjs';
+import { glibcTunables, nodeOptions } from '../../scripts/node-options.mjs';
+import { V8_FLAGS_AT_START } from '../../bench/runtime.js';
 import { readYamlObject } from '../render/yaml.js';
 import { FUNCTION_REGISTRY, INSTALLED_FUNCTION_NAMES, installedName } from './packaging.js';
 
@@ -206,6 +207,33 @@ describe('the Dockerfile', () => {
       encoding: 'utf8',
     });
     expect(out).toBe('ok');
+  });
+
+  it("runs glibc with the function's allocator settings: GLIBC_TUNABLES from the build argument make images passes", () => {
+    // Empty by default: an empty GLIBC_TUNABLES sets nothing.
+    expect(commands(runtime, 'ARG')).toContain('GLIBC_TUNABLES=""');
+    expect(commands(runtime, 'ENV')).toContain('GLIBC_TUNABLES=${GLIBC_TUNABLES}');
+    expect(commands(build, 'ARG')).not.toContain('GLIBC_TUNABLES=""');
+  });
+
+  it.each(FUNCTION_NAMES.map((name) => [name]))("%s's glibc-tunables are tunables glibc knows", (name) => {
+    const tunables = glibcTunables(name, REPO_ROOT);
+    if (tunables === '') return;
+    // glibc ignores a tunable it does not know without a word; its dynamic loader lists those it knows.
+    const loader = ['/lib64/ld-linux-x86-64.so.2', '/lib/ld-linux-aarch64.so.1'].find((path) => existsSync(path));
+    expect(loader, 'a glibc dynamic loader').toBeDefined();
+    const known = execFileSync(loader!, ['--list-tunables'], { encoding: 'utf8' });
+    for (const tunable of tunables.split(':')) expect(known).toContain(`${tunable.slice(0, tunable.indexOf('='))}:`);
+  });
+
+  it.each(FUNCTION_NAMES.map((name) => [name]))('%s sets on itself only V8 flags that V8 knows and NODE_OPTIONS refuses', (name) => {
+    const known = execFileSync(process.execPath, ['--v8-options'], { encoding: 'utf8' });
+    for (const flag of V8_FLAGS_AT_START[name] ?? []) {
+      const bare = flag.slice(2, flag.includes('=') ? flag.indexOf('=') : undefined);
+      expect(known).toContain(`--${bare} `);
+      // Were NODE_OPTIONS to take it, it would belong in node-options, which the image sets before V8 starts.
+      expect(process.allowedNodeEnvironmentFlags.has(`--${bare}`)).toBe(false);
+    }
   });
 
   it('runs as the non-root UID and GID 2000', () => {

@@ -46,10 +46,18 @@ function runScript(command: string, tools: Record<string, Record<string, number>
 
 /** Each function's Node flags, as functions/<name>/node-options give them: the image's NODE_OPTIONS. */
 const NODE_OPTIONS: Record<string, string> = {
-  'compose-model-cache': '',
+  'compose-model-cache': '--max-semi-space-size=1',
   'compose-model-cache-hydration': '--max-semi-space-size=1',
   'compose-model-replica': '--max-semi-space-size=1',
 };
+/** And its allocator settings, as functions/<name>/glibc-tunables give them: the image's GLIBC_TUNABLES. */
+const GLIBC_TUNABLES: Record<string, string> = {
+  'compose-model-cache': 'glibc.malloc.mmap_threshold=65536',
+  'compose-model-cache-hydration': '',
+  'compose-model-replica': '',
+};
+const buildArgs = (fn: string): string =>
+  `--build-arg FUNCTION=${fn} --build-arg NODE_OPTIONS=${NODE_OPTIONS[fn]} --build-arg GLIBC_TUNABLES=${GLIBC_TUNABLES[fn]}`;
 
 describe('make images', () => {
   it('explains, and exits non-zero, when neither docker nor buildah is installed', () => {
@@ -75,7 +83,7 @@ describe('make images', () => {
     expect(run.calls).toEqual([
       'docker info --format {{.ServerVersion}}',
       ...FUNCTION_NAMES.flatMap((fn): unknown[] => [
-        `docker build --build-arg FUNCTION=${fn} --build-arg NODE_OPTIONS=${NODE_OPTIONS[fn]} -t registry.example.org/team/${fn}:v9.9.9 -f Dockerfile .`,
+        `docker build ${buildArgs(fn)} -t registry.example.org/team/${fn}:v9.9.9 -f Dockerfile .`,
         expect.stringMatching(new RegExp(`^docker save -o .*/out/images/${fn}\\.tar registry\\.example\\.org/team/${fn}:v9\\.9\\.9$`)),
       ]),
     ]);
@@ -87,7 +95,7 @@ describe('make images', () => {
     const version = `v${(JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version}`;
     expect(run.calls.slice(1)).toEqual(
       FUNCTION_NAMES.flatMap((fn): unknown[] => [
-        `buildah build --build-arg FUNCTION=${fn} --build-arg NODE_OPTIONS=${NODE_OPTIONS[fn]} -t xpkg.upbound.io/modelplane/${fn}:${version} -f Dockerfile .`,
+        `buildah build ${buildArgs(fn)} -t xpkg.upbound.io/modelplane/${fn}:${version} -f Dockerfile .`,
         expect.stringMatching(
           new RegExp(`^buildah push xpkg\\.upbound\\.io/modelplane/${fn}:${version} docker-archive:.*/out/images/${fn}\\.tar:`),
         ),

@@ -24,6 +24,7 @@ import {
   type TestResource,
   type TestSelector,
 } from '#testing';
+import { V8_FLAGS_AT_START } from '../../bench/runtime.js';
 
 interface Case {
   xr: TestResource;
@@ -82,6 +83,14 @@ describe.each(FUNCTION_NAMES)('%s over gRPC', (name) => {
 
   it('listens within 2 s of starting', () => {
     expect(startedMs).toBeLessThan(2000);
+  });
+
+  it('sets on itself the V8 flags its floor is benchmarked with, names them when it listens, and V8 takes them', () => {
+    const listening = server.lines.map(parseLine).find((entry) => entry?.['msg'] === 'listening');
+    expect(listening?.['v8Flags']).toEqual(V8_FLAGS_AT_START[name]);
+    // V8 reports a flag it does not know on the process's output, and goes on without it.
+    expect(server.stderr()).not.toMatch(/unrecognized flag/);
+    expect(server.lines.join('\n')).not.toMatch(/unrecognized flag/);
   });
 
   it('answers with the requirements only, echoing the tag and setting the TTL', async () => {

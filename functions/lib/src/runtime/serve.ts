@@ -1,6 +1,7 @@
 // The process around a function: flags, logs, credentials, listening, and a
 // clean exit on SIGTERM or SIGINT. Every function's main.ts is one call here.
 
+import { setFlagsFromString } from 'node:v8';
 import { FlagError, parseFlags, usage } from './flags.js';
 import { jsonLogger } from './log.js';
 import { createFunctionServer, type DecodeMode, type FunctionHandler } from './server.js';
@@ -15,8 +16,16 @@ export async function serveFunction(options: {
   decode?: DecodeMode;
   /** See createFunctionServer: a function that reads little of big requests may decode less at once. */
   decodedAtOnce?: number;
+  /**
+   * V8 flags the process sets on itself before it serves: the ones V8 reads
+   * at every collection, which Node refuses in NODE_OPTIONS (so the image
+   * cannot give them). Flags read once at start, such as the young
+   * generation's size, belong in functions/<name>/node-options instead.
+   */
+  v8Flags?: readonly string[];
 }): Promise<void> {
   const started = process.hrtime.bigint();
+  for (const flag of options.v8Flags ?? []) setFlagsFromString(flag);
   let flags;
   try {
     flags = parseFlags(process.argv.slice(2), process.env);
@@ -81,6 +90,7 @@ export async function serveFunction(options: {
     address: flags.address,
     port,
     tls: !flags.insecure,
+    v8Flags: options.v8Flags !== undefined && options.v8Flags.length > 0 ? [...options.v8Flags] : undefined,
     certsDir: flags.insecure ? undefined : flags.tlsServerCertsDir,
     startupMs: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100,
   });
