@@ -9,9 +9,9 @@
  * generation of ../node-options, a call's live objects (a decoded 11.4 MB
  * request at 1,000 clusters) are promoted, and the default growth let the
  * old generation fill with the garbage of several calls before collecting
- * it. At 10%, V8 collects it every call or two (1-3 ms each), and the peak
- * RSS at 1,000 clusters, calls one at a time, falls from 131-139 MB to
- * 93-94 MB, together with ../glibc-tunables. What it costs: BENCHMARKS.md,
- * "Runtime settings".
+ * it. At 10%, V8 collects it every call or two (1-3 ms each). With the
+ * other two settings, peak RSS at 1,000 clusters, calls one at a time, is
+ * 93-94 MB with this flag and 131-132 MB without it. What it costs:
+ * BENCHMARKS.md, "How a request is decoded".
  */
 export const V8_FLAGS: readonly string[] = ['--heap-growing-percent=10'];
