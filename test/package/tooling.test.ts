@@ -52,7 +52,7 @@ const NODE_OPTIONS: Record<string, string> = {
 };
 /** And its allocator settings, as functions/<name>/glibc-tunables give them: the image's GLIBC_TUNABLES. */
 const GLIBC_TUNABLES: Record<string, string> = {
-  'compose-model-cache': 'glibc.malloc.mmap_threshold=65536',
+  'compose-model-cache': 'glibc.malloc.mmap_threshold=16384',
   'compose-model-cache-hydration': '',
   'compose-model-replica': '',
 };
