@@ -90,7 +90,7 @@ export async function serveFunction(options: {
     address: flags.address,
     port,
     tls: !flags.insecure,
-    v8Flags: options.v8Flags !== undefined && options.v8Flags.length > 0 ? [...options.v8Flags] : undefined,
+    v8Flags: options.v8Flags?.length ? [...options.v8Flags] : undefined,
     certsDir: flags.insecure ? undefined : flags.tlsServerCertsDir,
     startupMs: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100,
   });
