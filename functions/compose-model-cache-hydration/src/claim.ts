@@ -16,6 +16,7 @@ import {
   remoteObject,
   toJson,
 } from '#lib';
+import { remoteNotReported } from './adoption.js';
 import { claimOwner } from './labels.js';
 import type { Outcome, Stage } from './outcome.js';
 import type { ClaimSource } from './spec.js';
@@ -62,6 +63,15 @@ export function stageClaim(stage: Stage, source: ClaimSource): Outcome {
 
   // Not found is Pending, never Failed: the claim can be created after the cache, and bind later.
   const claim = remoteManifest(observed);
+  const previous = stage.previous;
+  if (claim === undefined && previous.phase === 'Ready' && previous.staged === outcome.artifact && remoteNotReported(stage, CLAIM_KEY)) {
+    // Adopted from the XR this one replaces, not observed yet: the claim it mounted.
+    outcome.phase = 'Ready';
+    outcome.reason = 'Staged';
+    outcome.mount = claimMount({ claimName: name, subPath: source.subPath });
+    if (previous.accessModes !== undefined) outcome.facts.accessModes = previous.accessModes;
+    return outcome;
+  }
   if (claim === undefined) {
     outcome.message = `claim ${name} not found in namespace ${stage.workloadNamespace} on ${cluster.name}`;
     return outcome;

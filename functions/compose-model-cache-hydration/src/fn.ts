@@ -7,7 +7,9 @@
 import {
   KIND,
   MODELPLANE_API_VERSION,
+  ORPHAN_ON_DELETE_ANNOTATION,
   cacheNames,
+  getString,
   newResponse,
   observedResource,
   parseHydrationSettings,
@@ -54,23 +56,32 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   const secret: ReturnType<typeof requiredOne> = authSecret ? requiredOne(req, REQUIRED.authSecret) : { fetched: true };
   if (!cluster.fetched || !secret.fetched) return rsp;
 
-  const previous = previousStatus(xr.status);
+  // A hydration that takes a cluster over from the one it replaces reads that
+  // one's status as its own last status until it has one (docs/design/fleet.md).
+  const adopting = getString(xr.status, 'phase') === undefined && spec.inheritedStatus !== undefined;
+  const previous = previousStatus(adopting && spec.inheritedStatus ? spec.inheritedStatus : xr.status);
   const outcome = decide(
     req,
-    { namespace: xr.namespace, retryRequest: retryRequestOf(xr.annotations), reverifyRequest: reverifyRequestOf(xr.annotations) },
+    {
+      namespace: xr.namespace,
+      retryRequest: retryRequestOf(xr.annotations),
+      reverifyRequest: reverifyRequestOf(xr.annotations),
+      adopting,
+    },
     settings,
     spec,
     cluster.item,
     secret.item,
     previous,
   );
-  report(req, rsp, outcome, previous, spec.clusterName);
+  if (adopting) delete outcome.firstCompose;
+  report(req, rsp, outcome, previous, spec.clusterName, { orphanOnDelete: xr.annotations[ORPHAN_ON_DELETE_ANNOTATION] === 'true' });
   return rsp;
 }
 
 function decide(
   req: RunFunctionRequest,
-  xr: Pick<Stage, 'namespace' | 'retryRequest' | 'reverifyRequest'>,
+  xr: Pick<Stage, 'namespace' | 'retryRequest' | 'reverifyRequest' | 'adopting'>,
   settings: HydrationSettings,
   spec: HydrationSpec,
   cluster: JsonObject | undefined,
@@ -90,6 +101,7 @@ function decide(
     previous,
     settings: settingsFor(settings, gate.cluster.labels),
     workloadNamespace: where.namespace,
+    adopting: xr.adopting,
   };
   if (xr.retryRequest !== undefined) stage.retryRequest = xr.retryRequest;
   if (xr.reverifyRequest !== undefined) stage.reverifyRequest = xr.reverifyRequest;

@@ -32,6 +32,7 @@ import { jobMetadata, jobState, podMetadata, type JobState } from './jobs.js';
 import { podLabels, remoteLabels } from './labels.js';
 import type { Outcome, Stage } from './outcome.js';
 import { HYDRATE_SCRIPT } from './hydrate-script.js';
+import { remoteNotReported } from './adoption.js';
 import { bytes, describeProgress, duration, progressOf, readReport, type ProgressReport } from './progress.js';
 import { shellQuote } from './shell.js';
 import type { AuthSecretRef, HuggingFaceSource } from './spec.js';
@@ -161,8 +162,13 @@ export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token:
   if (sizing.sizeGiB === undefined) return sizingOutcome(stage, source, artifact, token, sizing);
   const sizeGiB = sizing.sizeGiB;
 
+  // The Ready latch: the Job's TTL removes it after it completes, and the
+  // volume still holds the weights, so this XR's own Ready status stands in
+  // for it, as long as it is Ready for this very artifact.
+  const latched = stage.previous.phase === 'Ready' && stage.previous.staged === artifact;
   const claim = remoteStatus(stage.observed(HF_KEYS.pvc));
-  const bound = claim['phase'] === 'Bound';
+  // A latched claim not reported yet (adopted from the XR this one replaces) is the claim it was.
+  const bound = claim['phase'] === 'Bound' || (latched && remoteNotReported(stage, HF_KEYS.pvc));
   const jobs = planJob({ observed: stage.observed(HF_KEYS.job), artifact, previous: stage.previous, request: stage.retryRequest });
   const { job } = jobs;
   // The download's own report, from this artifact's Job (a stale Job's report is another artifact's).
@@ -174,11 +180,6 @@ export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token:
   let failure = jobs.failure && (jobs.failure.final || token.kind !== 'missing') ? jobs.failure : undefined;
   // The script says which file failed and why; the Job's condition only that it gave up.
   if (failure && !failure.latched && report?.state === 'Failed') failure = { ...failure, why: `${report.message ?? ''} (${failure.why})` };
-  // The Ready latch: the Job's TTL removes it after it completes, and the
-  // volume still holds the weights, so this XR's own Ready status stands in
-  // for it, as long as it is Ready for this very artifact.
-  const latched = stage.previous.phase === 'Ready' && stage.previous.staged === artifact;
-
   // A re-verification: asked of a Ready copy, or failed and latched until a retry is asked.
   const reverify = stage.reverifyRequest;
   if (reverify !== undefined && bound && !failure) {

@@ -115,6 +115,13 @@ export interface Stage {
   reverifyRequest?: string;
   /** The platform team's settings for this cluster (the function input, its per-cluster overrides applied). */
   settings: ClusterSettings;
+  /**
+   * This XR takes the cluster over from the one it replaces (spec.inheritedStatus,
+   * docs/design/fleet.md) and has no status of its own yet: `previous` is the
+   * inherited status, and an Object it composes for the first time is adopting
+   * a remote object that exists, not staging a new one.
+   */
+  adopting: boolean;
   /** The namespace on the workload cluster everything of this cache goes into (settings.ts decides it). */
   workloadNamespace: string;
 }

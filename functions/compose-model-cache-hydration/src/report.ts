@@ -4,7 +4,10 @@
 
 import {
   DIGEST,
+  OBJECT_KIND,
+  canDeleteRemote,
   desire,
+  getObject,
   getString,
   isReady,
   keepObservedObject,
@@ -18,6 +21,8 @@ import {
   toJson,
   validateMount,
   warningEvent,
+  withoutDelete,
+  managementPoliciesOf,
   type JsonObject,
   type RunFunctionRequest,
   type RunFunctionResponse,
@@ -60,22 +65,46 @@ export function previousStatus(status: JsonObject): PreviousStatus {
   return previous;
 }
 
+/**
+ * While the XR is handed to another parent (ORPHAN_ON_DELETE_ANNOTATION), every
+ * Object it composes loses the Delete policy, so deleting the XR deletes no
+ * remote object: the new parent's XR of the same name adopts them by name.
+ */
+export interface HandOver {
+  orphanOnDelete: boolean;
+}
+
+function orphaned(resource: JsonObject): JsonObject {
+  if (resource['kind'] !== OBJECT_KIND) return resource;
+  const spec = getObject(resource, 'spec') ?? {};
+  return { ...resource, spec: { ...spec, managementPolicies: withoutDelete(managementPoliciesOf(resource)) } };
+}
+
 export function report(
   req: RunFunctionRequest,
   rsp: RunFunctionResponse,
   outcome: Outcome,
   previous: PreviousStatus,
   cluster: string,
+  handOver: HandOver = { orphanOnDelete: false },
 ): void {
   // Composed resources: each ready only when its observed Object says so; a
   // key not composed this time is not in the response at all.
+  const shape = handOver.orphanOnDelete ? orphaned : (resource: JsonObject): JsonObject => resource;
   if (outcome.keepObserved) {
     for (const key of observedKeys(req)) {
       const observed = observedResource(req, key);
-      if (observed) desire(rsp, key, keepObservedObject(observed), isReady(observed));
+      if (observed) desire(rsp, key, shape(keepObservedObject(observed)), isReady(observed));
     }
   }
-  for (const [key, resource] of outcome.resources) desire(rsp, key, resource, isReady(observedResource(req, key)));
+  for (const [key, resource] of outcome.resources) desire(rsp, key, shape(resource), isReady(observedResource(req, key)));
+  // Told only once it holds for every Object as observed: the parent deletes this XR on that word. After a
+  // hand-over is called off, `false` until every Object that should delete its remote object can again.
+  const observedCanDelete = (key: string): boolean => canDeleteRemote(observedResource(req, key));
+  let orphanOnDelete: boolean | undefined;
+  if (handOver.orphanOnDelete) orphanOnDelete = observedKeys(req).every((key) => !observedCanDelete(key));
+  else if (Object.entries(rsp.desired?.resources ?? {}).some(([key, d]) => canDeleteRemote(d.resource) && !observedCanDelete(key) && observedResource(req, key) !== undefined))
+    orphanOnDelete = false;
 
   // The contract is published only when Ready, and only if it is inside the
   // allowed subset: a builder output that isn't is a bug, and fails loudly.
@@ -106,6 +135,7 @@ export function report(
     commit: facts.commit,
     sizeGiB: facts.sizeGiB,
     reverifiedFor: facts.reverifiedFor,
+    orphanOnDelete,
   });
   setCondition(rsp, { type: ARTIFACT_READY, status: outcome.phase === 'Ready', reason: outcome.reason, message: outcome.message });
 

@@ -4,18 +4,17 @@
 // changes nothing on the cluster.
 
 import {
-  DEFAULT_TOKEN_KEY,
   InputError,
   assertNamePart,
-  dnsLabel,
   dnsSubdomain,
+  isObject,
   object,
-  optional,
+  parseAuthSecretRef,
   parseModelSource,
-  secretKey,
   string,
   type AuthSecretRef,
   type Composite,
+  type JsonObject,
   type ModelSource,
 } from '#lib';
 
@@ -25,13 +24,18 @@ interface Common {
   clusterName: string;
   cacheName: string;
 }
-export type HydrationSpec = Common & ModelSource & { authSecret?: AuthSecretRef };
+export type HydrationSpec = Common &
+  ModelSource & {
+    authSecret?: AuthSecretRef;
+    /**
+     * The status of the ModelCacheHydration this one replaces, while a shard
+     * takes the cluster over (docs/design/fleet.md): read as this XR's own
+     * last status until it has one.
+     */
+    inheritedStatus?: JsonObject;
+  };
 
-const parseSpecFields = object({
-  clusterName: dnsSubdomain(),
-  cacheName: string(),
-  authSecret: optional(object({ name: dnsSubdomain(), key: optional(secretKey()), namespace: optional(dnsLabel()) })),
-});
+const parseSpecFields = object({ clusterName: dnsSubdomain(), cacheName: string() });
 
 /**
  * The spec as the parent stamps it: the cluster, the cache (its name reaches
@@ -46,19 +50,13 @@ export function parseSpec(xr: Composite): HydrationSpec {
   const common: Common = { clusterName: fields.clusterName, cacheName: assertNamePart(fields.cacheName, 'spec.cacheName') };
   const source = parseModelSource(xr.spec, 'spec');
   const spec: HydrationSpec = { ...common, ...source };
-  if (fields.authSecret) {
-    if (source.source !== 'HuggingFace')
-      throw new InputError('spec.authSecret', `applies only to the HuggingFace source (spec.source is ${source.source})`);
-    // Crossplane reads the Secret with its own rights: a reference into another
-    // namespace would copy someone else's token onto a workload cluster.
-    const namespace = fields.authSecret.namespace ?? xr.namespace;
-    if (namespace !== xr.namespace) {
-      throw new InputError(
-        'spec.authSecret.namespace',
-        `must be this ModelCacheHydration's own namespace ${xr.namespace} (got ${namespace})`,
-      );
-    }
-    spec.authSecret = { name: fields.authSecret.name, key: fields.authSecret.key ?? DEFAULT_TOKEN_KEY, namespace };
+  const specObject = xr.spec as JsonObject;
+  const authSecret = parseAuthSecretRef(specObject['authSecret'], 'spec.authSecret', source, xr.namespace, 'ModelCacheHydration');
+  if (authSecret) spec.authSecret = authSecret;
+  const inherited = specObject['inheritedStatus'];
+  if (inherited !== undefined && inherited !== null) {
+    if (!isObject(inherited)) throw new InputError('spec.inheritedStatus', 'must be an object: the status of the ModelCacheHydration this one replaces');
+    spec.inheritedStatus = inherited;
   }
   return spec;
 }

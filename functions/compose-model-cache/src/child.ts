@@ -17,21 +17,33 @@ import {
 } from '#lib';
 import type { ModelCache } from './spec.js';
 
+/** What a child copies from its cache: the ModelCache's own fields, or a shard's copy of them. */
+export type ChildSource = Pick<ModelCache, 'name' | 'namespace' | 'source' | 'authSecret' | 'retryRequest' | 'reverifyRequest'>;
+
 /** The spec fields the parent writes on a child; anything else there (spec.crossplane) is Crossplane's. */
-const OWNED_SPEC_FIELDS = ['clusterName', 'cacheName', 'source', 'huggingFace', 'oci', 'persistentVolumeClaim', 'authSecret'] as const;
+const OWNED_SPEC_FIELDS = [
+  'clusterName',
+  'cacheName',
+  'source',
+  'huggingFace',
+  'oci',
+  'persistentVolumeClaim',
+  'authSecret',
+  'inheritedStatus',
+] as const;
 
 /**
  * A child's metadata. The cache's retry request reaches every child, stamped
  * or kept (the child acts on it only if it is Failed), under a key of its own
  * so a retry a person asked of one child is never overwritten.
  */
-function metadata(cache: ModelCache, cluster: string, name: string): JsonObject {
+function metadata(cache: ChildSource, cluster: string, name: string, extraAnnotations: Record<string, string> = {}): JsonObject {
   const out: JsonObject = {
     name,
     namespace: cache.namespace,
     labels: { [LABEL_MODELCACHE]: cache.name, [LABEL_CLUSTER]: cluster },
   };
-  const annotations: Record<string, string> = {};
+  const annotations: Record<string, string> = { ...extraAnnotations };
   if (cache.retryRequest !== undefined) annotations[CACHE_RETRY_ANNOTATION] = cache.retryRequest;
   if (cache.reverifyRequest !== undefined) annotations[CACHE_REVERIFY_ANNOTATION] = cache.reverifyRequest;
   if (Object.keys(annotations).length > 0) out['annotations'] = annotations;
@@ -44,25 +56,36 @@ function metadata(cache: ModelCache, cluster: string, name: string): JsonObject 
  * in. Built once per reconcile and shared by all the children (nothing
  * changes an object once it is desired), not a thousand times over.
  */
-function sharedSpec(cache: ModelCache): JsonObject {
+function sharedSpec(cache: ChildSource): JsonObject {
   const shared: JsonObject = { cacheName: cache.name, ...sourceFields(cache.source) };
   if (cache.authSecret) shared['authSecret'] = { ...cache.authSecret };
   return shared;
 }
 
-/** Stamps the child that stages `cache` on a cluster. */
-export function childStamper(cache: ModelCache): (cluster: string) => JsonObject {
+/** What a child carries beyond its cache's spec. */
+export interface ChildExtras {
+  /** While a shard takes the cluster over from the layout before shards: the status of the child it replaces. */
+  inheritedStatus?: JsonObject;
+  /** Annotations of its own (the hand-over's). */
+  annotations?: Record<string, string>;
+}
+
+/** Stamps the child that stages `cache` on a cluster (docs/design/fleet.md for the extras). */
+export function childStamper(cache: ChildSource): (cluster: string, extras?: ChildExtras) => JsonObject {
   const shared = sharedSpec(cache);
-  return (cluster) => ({
+  return (cluster, extras = {}) => ({
     apiVersion: MODELPLANE_API_VERSION,
     kind: KIND.ModelCacheHydration,
-    metadata: metadata(cache, cluster, hydrationName(cache.namespace, cache.name, cluster)),
-    spec: { clusterName: cluster, ...shared },
+    metadata: metadata(cache, cluster, hydrationName(cache.namespace, cache.name, cluster), extras.annotations),
+    spec:
+      extras.inheritedStatus === undefined
+        ? { clusterName: cluster, ...shared }
+        : { clusterName: cluster, ...shared, inheritedStatus: extras.inheritedStatus },
   });
 }
 
 /** The child that stages `cache` on `cluster`. */
-export function stampChild(cache: ModelCache, cluster: string): JsonObject {
+export function stampChild(cache: ChildSource, cluster: string): JsonObject {
   return childStamper(cache)(cluster);
 }
 
@@ -73,7 +96,12 @@ export function stampChild(cache: ModelCache, cluster: string): JsonObject {
  * Crossplane's own `spec.crossplane` is never copied. A child observed without
  * a source (never expected) is stamped afresh rather than sent incomplete.
  */
-export function keepChild(cache: ModelCache, cluster: string, observed: JsonObject): JsonObject {
+export function keepChild(
+  cache: ChildSource,
+  cluster: string,
+  observed: JsonObject,
+  extraAnnotations: Record<string, string> = {},
+): JsonObject {
   const observedSpec = getObject(observed, 'spec');
   if (getString(observedSpec, 'source') === undefined) return stampChild(cache, cluster);
   const spec: JsonObject = {};
@@ -85,7 +113,7 @@ export function keepChild(cache: ModelCache, cluster: string, observed: JsonObje
   return {
     apiVersion: getString(observed, 'apiVersion') ?? MODELPLANE_API_VERSION,
     kind: getString(observed, 'kind') ?? KIND.ModelCacheHydration,
-    metadata: metadata(cache, cluster, name),
+    metadata: metadata(cache, cluster, name, extraAnnotations),
     spec,
   };
 }

@@ -1,60 +1,19 @@
-// The roll-up: one `status.clusters[]` entry per child, copied from what the
-// child reports (the contract: unchanged, through the library's
-// readCacheState/cacheStateFields), and the `summary` a person reads first.
+// The roll-up's shared pieces: one `status.clusters[]` entry per cluster,
+// copied from what its child reports (the contract: unchanged, through the
+// library's readCacheState/cacheStateFields), and the `summary` a person
+// reads first. A shard builds its entries from its children (shard/fn.ts),
+// a cache from its shards' entries (cache.ts).
 
-import {
-  type ClusterCacheState,
-  type JsonObject,
-  cacheStateFields,
-  conditionOf,
-  getObject,
-  getString,
-  hydrationName,
-  percentOf,
-  readCacheState,
-} from '#lib';
-import type { ClusterPlan } from './plan.js';
-import type { ModelCache } from './spec.js';
-
-/** The child's condition whose reason says it has no token (the contract's signal). */
-const CHILD_CONDITION = 'ArtifactReady';
-const AUTH_MISSING_REASON = 'AuthSecretMissing';
+import { ENTRY_MESSAGE_MAX, cacheStateFields, percentOf, type ClusterCacheState, type JsonObject, type Phase } from '#lib';
 
 export interface ClusterEntry {
   name: string;
   /** What the child reports (Pending while there is no child to report, e.g. during the hand-over from the old layout). */
   state: ClusterCacheState;
-  /** Why this cluster's child is kept although it would not be stamped now; shown as its message. */
+  /** Why this cluster's child is kept although it would not be stamped now; shown first in its message. */
   note?: string;
   /** The child reports its token missing: its own words. */
   authMissing?: string;
-}
-
-/** The entries, in the plans' order (sorted by cluster name). */
-export function rollUp(cache: ModelCache, plans: readonly ClusterPlan[]): ClusterEntry[] {
-  return plans.map((plan) => {
-    const entry: ClusterEntry = { name: plan.cluster, state: stateOf(cache, plan) };
-    if (plan.action !== 'stamp') entry.note = plan.note;
-    const tokenCondition = plan.child ? conditionOf(plan.child, CHILD_CONDITION) : undefined;
-    if (tokenCondition?.reason === AUTH_MISSING_REASON && tokenCondition.status !== 'True') {
-      entry.authMissing = tokenCondition.message ?? entry.state.message ?? 'the authSecret token is missing';
-    }
-    return entry;
-  });
-}
-
-function stateOf(cache: ModelCache, plan: ClusterPlan): ClusterCacheState {
-  if (plan.child) {
-    const status = getObject(plan.child, 'status');
-    if (getString(status, 'phase') !== undefined) return readCacheState(status);
-  }
-  if (plan.action === 'upgrade' && !plan.child) {
-    // Not what the old layout last said (it may have said Ready): the child re-stages in the hub layout,
-    // and a cluster is never reported Ready before its child is.
-    return { phase: 'Pending' };
-  }
-  const child = getString(plan.child, 'metadata', 'name') ?? hydrationName(cache.namespace, cache.name, plan.cluster);
-  return { phase: 'Pending', message: `waiting for ModelCacheHydration ${child} to report its status` };
 }
 
 /**
@@ -67,9 +26,21 @@ export function statusEntry(entry: ClusterEntry): JsonObject {
 }
 
 function messageOf(entry: ClusterEntry): { message?: string } {
-  if (entry.note === undefined) return {};
   const own = entry.state.message;
-  return { message: own === undefined ? entry.note : `${entry.note}; ${own}` };
+  const message = entry.note === undefined ? own : own === undefined ? entry.note : `${entry.note}; ${own}`;
+  return message === undefined ? {} : { message: boundedMessage(message) };
+}
+
+/** A child's words, cut to ENTRY_MESSAGE_MAX characters: a parent's status never grows past its bound. */
+export function boundedMessage(message: string): string {
+  return message.length <= ENTRY_MESSAGE_MAX ? message : `${message.slice(0, ENTRY_MESSAGE_MAX - 1)}…`;
+}
+
+/** How many clusters are in each phase. */
+export function phaseCounts(entries: readonly { state: { phase: Phase } }[]): Record<Phase, number> {
+  const counts: Record<Phase, number> = { Pending: 0, Hydrating: 0, Ready: 0, Failed: 0 };
+  for (const entry of entries) counts[entry.state.phase] += 1;
+  return counts;
 }
 
 export function readyCount(entries: readonly ClusterEntry[]): number {

@@ -9,27 +9,12 @@
 //   2. once every one of them is observed without Delete, drop them (their
 //      remote objects stay) and stamp the child, which adopts the same PVC.
 
-import { OBSERVE_ONLY, getObject, isReady, keepObservedObject, managementPoliciesOf, type JsonObject, type ManagementPolicy } from '#lib';
+import { OBSERVE_ONLY, canDeleteRemote, getObject, isReady, keepObservedObject, managementPoliciesOf, withoutDelete, type JsonObject } from '#lib';
 import { legacyKey, type LegacyKind, type LegacyObjects } from './observed.js';
-
-/** Every management policy except Delete: what an Object keeps doing while it can no longer delete. */
-const ALL_BUT_DELETE: readonly ManagementPolicy[] = ['Observe', 'Create', 'Update', 'LateInitialize'];
-
-/** Could provider-kubernetes delete the remote object if this Object went away? Unset policies mean `*`. */
-export function canDeleteRemote(object: JsonObject): boolean {
-  const policies = managementPoliciesOf(object);
-  return policies.length === 0 || policies.includes('*') || policies.includes('Delete');
-}
 
 /** Ready to hand over: every legacy Object of the cluster is observed unable to delete its remote object. */
 export function readyToHandOver(legacy: LegacyObjects): boolean {
   return Object.values(legacy).every((object) => !canDeleteRemote(object));
-}
-
-/** The policies an Object had, without Delete (and `*` or unset spelled out, minus Delete). */
-function withoutDelete(policies: readonly string[]): string[] {
-  if (policies.length === 0 || policies.includes('*')) return [...ALL_BUT_DELETE];
-  return policies.filter((policy) => policy !== 'Delete');
 }
 
 export interface LegacyDesired {

@@ -1,9 +1,25 @@
 // The cache: a replica that references a ModelCache starts no engine until
-// the cache's entry for its cluster is Ready with a mount, and then mounts
-// exactly what that entry publishes (checked first: whoever writes a cache's
-// status puts volumes into engine pods).
+// its cluster's entry is Ready with a mount, and then mounts exactly what that
+// entry publishes (checked first: whoever writes a cache's status puts volumes
+// into engine pods). The entry is its cluster's ModelCacheHydration, read by
+// name, which is where it lives at any fleet size (docs/design/fleet.md); the
+// cache's own status.clusters[] when that child is not there (not stamped
+// yet, or mid hand-over).
 
-import { findCacheEntry, getObject, validateMount, type CacheEntry, type CacheMount, type JsonObject } from '#lib';
+import {
+  findCacheEntry,
+  getIn,
+  getObject,
+  getString,
+  labelSelector,
+  matchesSelector,
+  readCacheState,
+  tryParse,
+  validateMount,
+  type CacheEntry,
+  type CacheMount,
+  type JsonObject,
+} from '#lib';
 import type { Replica, ReplicaSpec } from './spec.js';
 
 export const CACHE_REASON = {
@@ -29,20 +45,45 @@ export type CacheDecision =
       warn: boolean;
     };
 
+/** What the replica found of its cache: the ModelCache, its cluster's ModelCacheHydration, and the cluster's labels. */
+export interface CacheFound {
+  /** Fetched and not found: undefined. */
+  cache: JsonObject | undefined;
+  hydration?: JsonObject | undefined;
+  clusterLabels?: Record<string, string>;
+}
+
+/** The cluster's entry: its own ModelCacheHydration's report, else the cache's status.clusters[] entry. */
+function entryOf(found: CacheFound, cluster: string): CacheEntry | undefined {
+  const status = getIn(found.hydration, 'status');
+  if (getString(status, 'phase') !== undefined) return { name: cluster, ...readCacheState(status) };
+  return findCacheEntry(getObject(found.cache, 'status') ?? {}, cluster);
+}
+
+/** Whether the cache's selector selects the cluster (a selector that does not parse selects nothing). */
+function selects(cache: JsonObject, labels: Record<string, string> | undefined): boolean {
+  const parsed = tryParse(labelSelector(), getIn(cache, 'spec', 'clusterSelector'), 'spec.clusterSelector');
+  return labels !== undefined && 'value' in parsed && matchesSelector(labels, parsed.value);
+}
+
 /**
- * Decide from the referenced ModelCache (undefined: fetched, not found) what
- * the replica may do on its cluster, in the order the spec lists the cases.
+ * Decide from what was found of the referenced ModelCache what the replica
+ * may do on its cluster, in the order the spec lists the cases.
  */
-export function decideCache(replica: Replica, cacheName: string, cache: JsonObject | undefined): CacheDecision {
+export function decideCache(replica: Replica, cacheName: string, found: CacheFound): CacheDecision {
   const cluster = replica.spec.clusterName;
+  const { cache } = found;
   if (cache === undefined) {
     return wait(
       CACHE_REASON.waitingForCache,
       `ModelCache ${cacheName} not found in namespace ${replica.namespace}: create it, or correct spec.modelCacheRef.name`,
     );
   }
-  const entry = findCacheEntry(getObject(cache, 'status') ?? {}, cluster);
+  const entry = entryOf(found, cluster);
   if (entry === undefined) {
+    if (selects(cache, found.clusterLabels)) {
+      return wait(CACHE_REASON.hydrating, `waiting for ModelCache ${cacheName} on ${cluster}: its ModelCacheHydration is not there yet`);
+    }
     return wait(
       CACHE_REASON.notOnCluster,
       `cluster ${cluster} is not in ModelCache ${cacheName}'s footprint: widen the cache's clusterSelector to select it, or place the replica on a cluster the cache selects`,

@@ -14,6 +14,7 @@ import {
   compareNames,
   desire,
   getString,
+  hydrationName,
   isObject,
   newResponse,
   normalEvent,
@@ -73,11 +74,18 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   const selectors: Record<string, ResourceSelector> = {
     cluster: selectByName(MODELPLANE_API_VERSION, KIND.InferenceCluster, replica.spec.clusterName),
   };
-  if (cacheName !== undefined) selectors['cache'] = selectByName(MODELPLANE_API_VERSION, KIND.ModelCache, cacheName, replica.namespace);
+  if (cacheName !== undefined) {
+    selectors['cache'] = selectByName(MODELPLANE_API_VERSION, KIND.ModelCache, cacheName, replica.namespace);
+    // Where the cluster's entry lives at any fleet size: its ModelCacheHydration, named as its cache names it.
+    const hydration = hydrationName(replica.namespace, cacheName, replica.spec.clusterName);
+    selectors['hydration'] = selectByName(MODELPLANE_API_VERSION, KIND.ModelCacheHydration, hydration, replica.namespace);
+  }
   requireResources(rsp, selectors);
   const clusterFound = requiredOne(req, 'cluster');
   const cacheFound = cacheName === undefined ? undefined : requiredOne(req, 'cache');
-  if (!clusterFound.fetched || (cacheFound !== undefined && !cacheFound.fetched)) return rsp;
+  const hydrationFound = cacheName === undefined ? undefined : requiredOne(req, 'hydration');
+  if (!clusterFound.fetched || (cacheFound !== undefined && !cacheFound.fetched) || (hydrationFound !== undefined && !hydrationFound.fetched))
+    return rsp;
 
   const observed = observedResources(req);
   const cluster = clusterFound.item === undefined ? undefined : readInferenceCluster(clusterFound.item);
@@ -107,7 +115,11 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   let cache: CacheShaping | undefined;
   let cacheMount: CacheMount | undefined;
   if (cacheName !== undefined) {
-    const decision = decideCache(replica, cacheName, cacheFound?.fetched ? cacheFound.item : undefined);
+    const decision = decideCache(replica, cacheName, {
+      cache: cacheFound?.fetched ? cacheFound.item : undefined,
+      hydration: hydrationFound?.fetched ? hydrationFound.item : undefined,
+      clusterLabels: cluster.labels,
+    });
     if (!decision.serve) {
       // A Failed entry fails the model too, with the entry's own message; every other case is a wait for the cache.
       const failed = decision.reason === CACHE_REASON.failed;

@@ -7,6 +7,7 @@ export const MODELPLANE_API_VERSION = 'modelplane.ai/v1alpha1';
 export const KIND = {
   ModelCache: 'ModelCache',
   ModelCacheHydration: 'ModelCacheHydration',
+  ModelCacheShard: 'ModelCacheShard',
   ModelReplica: 'ModelReplica',
   InferenceCluster: 'InferenceCluster',
 } as const;
@@ -109,6 +110,38 @@ export const LABEL_MODELCACHE = 'modelplane.ai/modelcache';
 export const LABEL_NAMESPACE = 'modelplane.ai/namespace';
 /** On each ModelCacheHydration: the cluster it stages. */
 export const LABEL_CLUSTER = 'modelplane.ai/cluster';
+/** On each ModelCacheShard: its index among the cache's shards. */
+export const LABEL_SHARD = 'modelplane.ai/shard';
+
+// ---------------------------------------------------------------------------
+// The fan-out's bounds (docs/design/fleet.md): every XR composes about a
+// hundred resources at most, and no status grows with the fleet.
+
+/**
+ * Clusters one ModelCacheShard stages: a reconcile applies at most this many
+ * children, well inside Crossplane's two minutes, and the shard's status (one
+ * entry each) stays under 100 kB. 100 shards of 100 make the 10,000-cluster
+ * design point with the ModelCache itself composing 100 resources.
+ */
+export const SHARD_CAPACITY = 100;
+/**
+ * A ModelCache lists every cluster's entry, mount included, while its fleet
+ * has at most this many (exactly as before shards); a larger fleet lists only
+ * the clusters that are not Ready and those being handed over.
+ */
+export const CLUSTER_LIST_LIMIT = 100;
+/** Of a fleet above CLUSTER_LIST_LIMIT, the not-Ready clusters a ModelCache lists (Failed first, then by name). */
+export const NOT_READY_LISTED = 50;
+/** Children of the old flat layout handed over to shards at a time: bounded work per reconcile, per step. */
+export const HANDOVER_BATCH = 50;
+/** A status entry's message is cut to this length ("…" at the end): a child's words never grow a parent past its bound. */
+export const ENTRY_MESSAGE_MAX = 512;
+/**
+ * On a ModelCacheHydration being handed to another parent: compose every
+ * Object without the Delete management policy, so deleting the hydration
+ * leaves the remote objects (the staged claim above all) where they are.
+ */
+export const ORPHAN_ON_DELETE_ANNOTATION = 'modelplane.ai/orphan-on-delete';
 
 /** The env var a cache contract always sets: what `--model=$(MODELPLANE_MODEL)` should read. */
 export const MODEL_ENV = 'MODELPLANE_MODEL';

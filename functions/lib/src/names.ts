@@ -92,3 +92,8 @@ export function cacheNames(namespace: string, cache: string): CacheNames {
 export function hydrationName(namespace: string, cache: string, cluster: string): string {
   return childName('modelcache', namespace, cache, cluster);
 }
+
+/** A ModelCache's shard of that index. */
+export function shardName(namespace: string, cache: string, index: number): string {
+  return childName('modelcache', namespace, cache, 'shard', String(index));
+}

@@ -42,6 +42,15 @@ export interface RemoteObjectOptions {
   managementPolicies?: readonly ManagementPolicy[];
 }
 
+/**
+ * crossplane-runtime's managed reconciler writes this annotation on every new
+ * managed resource that lacks one (its first of six writes while creating
+ * it); provider-kubernetes reads the remote object's name from the manifest
+ * and never this. Set from the start, to the remote object's name, that write
+ * is gone: one write and one watch event fewer per Object (docs/design/fleet.md).
+ */
+export const EXTERNAL_NAME_ANNOTATION = 'crossplane.io/external-name';
+
 /** A provider-kubernetes Object that puts `manifest` on the workload cluster. */
 export function remoteObject(options: RemoteObjectOptions): JsonObject {
   const spec: JsonObject = {
@@ -50,7 +59,10 @@ export function remoteObject(options: RemoteObjectOptions): JsonObject {
   };
   if (options.readiness) spec['readiness'] = { ...options.readiness };
   if (options.managementPolicies) spec['managementPolicies'] = [...options.managementPolicies];
-  return { apiVersion: OBJECT_API_VERSION, kind: OBJECT_KIND, spec };
+  const object: JsonObject = { apiVersion: OBJECT_API_VERSION, kind: OBJECT_KIND, spec };
+  const remoteName = getString(options.manifest, 'metadata', 'name');
+  if (remoteName !== undefined) object['metadata'] = { annotations: { [EXTERNAL_NAME_ANNOTATION]: remoteName } };
+  return object;
 }
 
 /** The remote object as last observed, or undefined before the provider has seen it. */
@@ -114,9 +126,27 @@ export function keepObservedObject(observed: JsonObject): JsonObject {
   for (const field of ['forProvider', 'providerConfigRef', 'readiness', 'managementPolicies'] as const) {
     if (spec[field] !== undefined && spec[field] !== null) kept[field] = spec[field];
   }
-  return {
+  const out: JsonObject = {
     apiVersion: getString(observed, 'apiVersion') ?? OBJECT_API_VERSION,
     kind: getString(observed, 'kind') ?? OBJECT_KIND,
     spec: kept,
   };
+  const externalName = getString(observed, 'metadata', 'annotations', EXTERNAL_NAME_ANNOTATION);
+  if (externalName !== undefined) out['metadata'] = { annotations: { [EXTERNAL_NAME_ANNOTATION]: externalName } };
+  return out;
+}
+
+/** Every management policy except Delete: what an Object keeps doing while it can no longer delete. */
+export const ALL_BUT_DELETE: readonly ManagementPolicy[] = ['Observe', 'Create', 'Update', 'LateInitialize'];
+
+/** Could provider-kubernetes delete the remote object if this Object went away? Unset policies mean `*`. */
+export function canDeleteRemote(object: unknown): boolean {
+  const policies = managementPoliciesOf(object);
+  return policies.length === 0 || policies.includes('*') || policies.includes('Delete');
+}
+
+/** The policies an Object had, without Delete (`*` or unset spelled out, minus Delete). */
+export function withoutDelete(policies: readonly string[]): ManagementPolicy[] {
+  if (policies.length === 0 || policies.includes('*')) return [...ALL_BUT_DELETE];
+  return policies.filter((policy): policy is ManagementPolicy => policy !== 'Delete');
 }

@@ -28,8 +28,17 @@ export function newResponse(req: RunFunctionRequest): RunFunctionResponse {
   return rsp;
 }
 
-/** Declare every required resource this reconcile needs at once, so the second call is the last. */
+/**
+ * Declare every required resource this reconcile needs at once, so the second
+ * call is the last. None at all: no requirements message, since Crossplane
+ * calls a function again whenever the requirements it returns differ from
+ * the previous call's, and an empty message differs from none.
+ */
 export function requireResources(rsp: RunFunctionResponse, selectors: Record<string, ResourceSelector>): void {
+  if (Object.keys(selectors).length === 0) {
+    rsp.requirements = undefined;
+    return;
+  }
   // eslint-disable-next-line @typescript-eslint/no-deprecated -- the generated type requires the field; it stays empty
   rsp.requirements = { extraResources: {}, resources: { ...selectors }, schemas: {} };
 }

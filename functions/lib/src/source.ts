@@ -2,7 +2,7 @@
 // as ModelCache carries them and ModelCacheHydration receives them. Parsed
 // once, here, so a value the parent admits is always one the child admits.
 
-import { InputError, array, describe, dnsSubdomain, integer, object, oneOf, optional, refine, string, type Parser } from './input.js';
+import { InputError, array, describe, dnsLabel, dnsSubdomain, integer, object, oneOf, optional, refine, string, type Parser } from './input.js';
 import { isObject, type JsonObject } from './json.js';
 
 export const SOURCES = ['HuggingFace', 'OCI', 'PersistentVolumeClaim'] as const;
@@ -254,4 +254,22 @@ export function artifactLabel(source: ModelSource): string {
     case 'PersistentVolumeClaim':
       return source.persistentVolumeClaim.claimName;
   }
+}
+
+const authSecretParser = object({ name: dnsSubdomain(), key: optional(secretKey()), namespace: optional(dnsLabel()) });
+
+/**
+ * The token reference a ModelCacheShard or ModelCacheHydration carries
+ * (`spec.authSecret`), for the HuggingFace source only. Crossplane reads the
+ * Secret with its own rights, so a reference into another namespace would
+ * copy someone else's token onto a workload cluster: it must name the XR's
+ * own namespace (or none, meaning that one).
+ */
+export function parseAuthSecretRef(value: unknown, field: string, source: ModelSource, ownNamespace: string, kind: string): AuthSecretRef | undefined {
+  if (value === undefined || value === null) return undefined;
+  const parsed = authSecretParser(value, field);
+  if (source.source !== 'HuggingFace') throw new InputError(field, `applies only to the HuggingFace source (spec.source is ${source.source})`);
+  const namespace = parsed.namespace ?? ownNamespace;
+  if (namespace !== ownNamespace) throw new InputError(`${field}.namespace`, `must be this ${kind}'s own namespace ${ownNamespace} (got ${namespace})`);
+  return { name: parsed.name, key: parsed.key ?? DEFAULT_TOKEN_KEY, namespace };
 }
