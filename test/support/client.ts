@@ -143,6 +143,9 @@ function withMessageBounds(options: grpc.ClientOptions): grpc.ClientOptions {
   return { 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES, ...options };
 }
 
+/** The size of each response as it arrived, in protobuf bytes (what Crossplane's client limits), by response. */
+export const responseBytes = new WeakMap<TestResponse, number>();
+
 export interface FunctionClient {
   run(req: TestRequest, options?: { timeoutMs?: number }): Promise<TestResponse>;
   close(): void;
@@ -258,7 +261,9 @@ export function inProcessClient(name: string, handler: FunctionHandler, options:
       // The server decodes on demand (issue 17), as its main.ts sets it: every test request must get the same bytes that way too.
       const onDemand = encodeResponse(runSafely(name, handler, decodeRequestOnDemand(bytes, options), logger));
       if (!onDemand.equals(answer)) throw new Error(`${name}: decoding on demand answered other bytes than decoding in full`);
-      return Promise.resolve(decodeResponse(codec.responseDeserialize(answer)));
+      const rsp = decodeResponse(codec.responseDeserialize(answer));
+      responseBytes.set(rsp, answer.length);
+      return Promise.resolve(rsp);
     },
     close() {},
   };

@@ -208,7 +208,10 @@ function rollUp(
       case 'member': {
         const index = holder.get(plan.cluster);
         const shard = index === undefined ? undefined : observed.shards.get(index);
-        entries.push(shardEntry(cache, plan.cluster, shard, index ?? 0));
+        const entry = shardEntry(cache, plan.cluster, shard, index ?? 0);
+        // Said here at once, not a round later when the shard has seen it; never twice.
+        if (plan.keep !== undefined && !(entry.state.message ?? '').startsWith(plan.keep)) entry.note = plan.keep;
+        entries.push(entry);
         break;
       }
       case 'handover':

@@ -177,3 +177,22 @@ export function checkExpected(rsp: TestResponse, expected: Expected): void {
   }
   if (expected.compositeReady) expect(rsp.desired?.composite?.ready).toBe(expected.compositeReady);
 }
+
+/** A ModelCache summary as the cache writes it for a fleet listed in full; counts not given are 0. */
+export function summaryOf(
+  ready: string,
+  counts: { pending?: number; hydrating?: number; failed?: number; shards?: number } = {},
+  extra: JsonObject = {},
+): JsonObject {
+  const clusters = Number(ready.split('/')[1]);
+  return {
+    ready,
+    clusters,
+    pending: counts.pending ?? 0,
+    hydrating: counts.hydrating ?? 0,
+    failed: counts.failed ?? 0,
+    shards: counts.shards ?? 1,
+    listed: 'All',
+    ...extra,
+  };
+}

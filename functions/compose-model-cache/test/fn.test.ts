@@ -31,15 +31,20 @@ import {
   lastStatus,
   observedChild,
   replica,
+  summaryOf,
 } from './fixtures.js';
+import { reconcileFleet, worldOf, type RequestParts } from './fleet.js';
 
 const client = inProcessClient('compose-model-cache', compose);
 
-async function run(parts: Parameters<typeof cacheRequest>[0]): Promise<TestResponse> {
-  const rsp = await client.run(cacheRequest(parts));
-  expectWellFormed(rsp);
-  expect(rsp.results.filter((r) => r.severity === 'SEVERITY_FATAL')).toEqual([]);
-  return rsp;
+/** Both levels reconciled with the children given under `observed` (fleet.ts): what the fleet desires, as one level. */
+async function run(parts: RequestParts): Promise<TestResponse> {
+  const { cache, shards, merged } = await reconcileFleet(client, worldOf(parts, [cluster('cluster-a')]));
+  for (const rsp of [cache, ...Object.values(shards)]) {
+    expectWellFormed(rsp);
+    expect(rsp.results.filter((r) => r.severity === 'SEVERITY_FATAL')).toEqual([]);
+  }
+  return merged;
 }
 
 const desiredKeys = (rsp: TestResponse) => Object.keys(rsp.desired?.resources ?? {}).sort();
@@ -82,7 +87,7 @@ describe('footprint', () => {
       });
       expect(child['spec']).toEqual(childSpec(name));
     }
-    expect(compositeStatus(rsp)['summary']).toEqual({ ready: '0/3' });
+    expect(compositeStatus(rsp)['summary']).toEqual(summaryOf('0/3', { pending: 3 }));
     expect(rsp.results).toEqual([
       { severity: 'SEVERITY_NORMAL', reason: 'Staging', message: 'Staging Qwen/Qwen3-0.6B to 3 clusters: ap-south, eu-west, us-east' },
     ]);
@@ -131,7 +136,7 @@ describe('footprint', () => {
       message:
         '1 cluster selected: ready-a; selected but not provisioned yet (no status.providerConfigRef.name), so not staged: new-b, new-c',
     });
-    expect(compositeStatus(rsp)['summary']).toEqual({ ready: '0/1' });
+    expect(compositeStatus(rsp)['summary']).toEqual(summaryOf('0/1', { pending: 1 }));
   });
 
   it('reports NoClusters, naming the unprovisioned ones, when no selected cluster is provisioned', async () => {
@@ -156,13 +161,7 @@ describe('footprint', () => {
     const metadata = xr.resource['metadata'] as JsonObject;
     metadata['namespace'] = namespace;
     metadata['name'] = name;
-    const rsp = await client.run(
-      request({
-        observed: { composite: xr },
-        requiredResources: { clusters: items(cluster(clusterName)), replicas: items() },
-      }),
-    );
-    expectWellFormed(rsp);
+    const rsp = await run({ xr, clusters: [cluster(clusterName)] });
     const child = desiredResources(rsp)[`hydration-${clusterName}`]!;
     const childMeta = child['metadata'] as JsonObject;
     expect(childMeta['name']).toBe(childName('modelcache', namespace, name, clusterName));
@@ -182,7 +181,7 @@ describe('footprint', () => {
   it('counts a cluster listed twice once', async () => {
     const rsp = await run({ clusters: [cluster('a'), cluster('a')] });
     expect(desiredKeys(rsp)).toEqual(['hydration-a']);
-    expect(compositeStatus(rsp)['summary']).toEqual({ ready: '0/1' });
+    expect(compositeStatus(rsp)['summary']).toEqual(summaryOf('0/1', { pending: 1 }));
   });
 
   it('lists at most twenty names in a message and counts the rest', async () => {
@@ -327,7 +326,7 @@ describe('roll-up of each source, the contract copied unchanged', () => {
         names.map((n) => [`hydration-${n}`, observedChild(n, { phase: 'Ready', mount: HF_MOUNT, reason: 'Staged' })]),
       ),
     });
-    expect(compositeStatus(rsp)['summary']).toEqual({ ready: '3/3' });
+    expect(compositeStatus(rsp)['summary']).toEqual(summaryOf('3/3'));
     expect(condition(rsp, 'ArtifactReady')).toEqual({
       status: 'STATUS_CONDITION_TRUE',
       reason: 'Staged',
@@ -374,7 +373,7 @@ describe('failures', () => {
         message: 'Staging failed on b: unsupported OCI artifact: application/vnd.example+json',
       },
     ]);
-    expect(compositeStatus(rsp)['summary']).toEqual({ ready: '1/3' });
+    expect(compositeStatus(rsp)['summary']).toEqual(summaryOf('1/3', { failed: 2 }));
     expect(rsp.desired?.composite?.ready).toBe('READY_FALSE');
   });
 
@@ -441,7 +440,7 @@ describe('the reclaim guard', () => {
       message: 'retained: no longer selected; in use by ModelReplica r1, r2',
       mount: HF_MOUNT,
     });
-    expect(compositeStatus(rsp)['summary']).toEqual({ ready: '1/2' });
+    expect(compositeStatus(rsp)['summary']).toEqual(summaryOf('1/2', { pending: 1 }));
   });
 
   it('releases it once no replica of this cache runs there: the child is no longer desired', async () => {
@@ -459,11 +458,12 @@ describe('the reclaim guard', () => {
     expect(desiredKeys(held)).toEqual(['hydration-cluster-b']);
     // The footprint is empty: NoClusters, as the spec says, and the retained child still listed.
     expect(condition(held, 'ClustersMatched')).toMatchObject({ reason: 'NoClusters' });
-    expect(compositeStatus(held)['summary']).toEqual({ ready: '1/1' });
+    expect(compositeStatus(held)['summary']).toEqual(summaryOf('1/1'));
 
     const released = await run({ clusters: [], replicas: [], observed: { 'hydration-cluster-b': staged() } });
     expect(desiredKeys(released)).toEqual([]);
-    expect(compositeStatus(released)).toEqual({ summary: { ready: '0/0' }, clusters: [] });
+    // The shard stays, empty, until it has dropped the child.
+    expect(compositeStatus(released)).toEqual({ summary: summaryOf('0/0'), clusters: [] });
   });
 });
 

@@ -6,12 +6,14 @@
 import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '#lib';
 import { compositeStatus, condition, desiredResources, serveForFile, type TestResource, type TestResponse } from '#testing';
-import { cacheRequest, cacheXr, cluster, observedChild, replica } from './fixtures.js';
+import { cacheXr, cluster, observedChild, replica } from './fixtures.js';
+import { reconcileFleet, worldOf, type RequestParts } from './fleet.js';
 
 const served = serveForFile('compose-model-cache');
 
-async function run(parts: Parameters<typeof cacheRequest>[0]): Promise<TestResponse> {
-  return served.client.run(cacheRequest(parts));
+/** Both levels reconciled (fleet.ts): what the fleet desires, as one level. */
+async function run(parts: RequestParts): Promise<TestResponse> {
+  return (await reconcileFleet(served.client, worldOf(parts, [cluster('cluster-a')]))).merged;
 }
 
 function withRetry(xr: TestResource, value: string): TestResource {

@@ -6,7 +6,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { cacheNames, childName, claimMount, huggingFaceMount, ociImageMount, ociModelArtifactMount, toJson, type JsonObject } from '#lib';
-import { compositeStatus, condition, desiredResources, request, serveForFile, type TestResource, type TestResponse } from '#testing';
+import { compositeStatus, condition, desiredResources, request, serveForFile, type TestResponse } from '#testing';
 import {
   CACHE,
   CLAIM_SPEC,
@@ -15,63 +15,27 @@ import {
   cacheXr,
   cluster,
   expectWellFormed,
-  observedChild,
-  resolved,
+  summaryOf,
   type ChildReport,
 } from './fixtures.js';
+import { lifecycle, type Step } from './fleet.js';
 
 const served = serveForFile('compose-model-cache');
 
-/** The XR as Crossplane leaves it after applying a response: its status, the conditions, and Ready. */
-function written(xr: TestResource, rsp: TestResponse): TestResource {
-  const resourcesReady = Object.values(rsp.desired?.resources ?? {}).every((r) => r.ready === 'READY_TRUE');
-  const ready = rsp.desired?.composite?.ready === 'READY_TRUE' && resourcesReady;
-  const conditions: JsonObject[] = rsp.conditions.map((c) => ({
-    type: c.type,
-    status: c.status === 'STATUS_CONDITION_TRUE' ? 'True' : 'False',
-    reason: c.reason,
-    ...(c.message ? { message: c.message } : {}),
-  }));
-  conditions.push({ type: 'Ready', status: ready ? 'True' : 'False', reason: ready ? 'Available' : 'Creating' });
-  return { resource: { ...xr.resource, status: { ...compositeStatus(rsp), conditions } } };
-}
-
-/** Each stamped child as observed, with the spec the parent asked for and the status the child reports. */
-function children(rsp: TestResponse, reports: Record<string, ChildReport>): Record<string, TestResource> {
-  const out: Record<string, TestResource> = {};
-  for (const [key, desired] of Object.entries(desiredResources(rsp))) {
-    const name = key.replace(/^hydration-/, '');
-    const report = reports[name];
-    if (report) out[key] = observedChild(name, report, desired['spec'] as JsonObject);
-  }
-  return out;
-}
-
-interface Step {
-  clusters: JsonObject[];
-  reports?: Record<string, ChildReport>;
-}
-
-/** Run a lifecycle: the requirements call, then one call per step, each observing the previous response. */
-async function lifecycle(spec: JsonObject, steps: Step[]): Promise<TestResponse[]> {
-  let xr = cacheXr(spec);
+/** Run a lifecycle: the requirements call, then one reconcile of both levels per step (fleet.ts). */
+async function run(spec: JsonObject, steps: Step[]): Promise<TestResponse[]> {
+  const xr = cacheXr(spec);
   const first = await served.client.run(request({ observed: { composite: xr } }));
   expect(Object.keys(first.requirements?.resources ?? {})).toEqual(['clusters', 'replicas']);
   expect(first.desired?.resources).toEqual({});
-  const responses: TestResponse[] = [];
-  let last: TestResponse | undefined;
-  for (const step of steps) {
-    const observed = last ? children(last, step.reports ?? {}) : {};
-    const rsp = await served.client.run(
-      request({ observed: { composite: xr, resources: observed }, requiredResources: resolved(step.clusters) }),
-    );
-    expectWellFormed(rsp);
-    expect(rsp.results.filter((r) => r.severity === 'SEVERITY_FATAL')).toEqual([]);
-    responses.push(rsp);
-    xr = written(xr, rsp);
-    last = rsp;
+  const fleets = await lifecycle(served.client, xr, steps);
+  for (const fleet of fleets) {
+    for (const rsp of [fleet.cache, ...Object.values(fleet.shards)]) {
+      expectWellFormed(rsp);
+      expect(rsp.results.filter((r) => r.severity === 'SEVERITY_FATAL')).toEqual([]);
+    }
   }
-  return responses;
+  return fleets.map((fleet) => fleet.merged);
 }
 
 const digest = `sha256:${'c'.repeat(64)}`;
@@ -120,7 +84,7 @@ const SOURCES: [string, JsonObject, ChildReport, ChildReport, string][] = [
 describe('compose-model-cache over gRPC: a cluster switching from Pending to Ready', () => {
   it.each(SOURCES)('%s', async (_source, spec, pending, ready, artifact) => {
     const clusters = [cluster('cluster-a')];
-    const [stamped, waiting, staged, steady] = await lifecycle(spec, [
+    const [stamped, waiting, staged, steady] = await run(spec, [
       { clusters },
       { clusters, reports: { 'cluster-a': pending } },
       { clusters, reports: { 'cluster-a': { ...ready, reason: 'Staged' } } },
@@ -131,7 +95,7 @@ describe('compose-model-cache over gRPC: a cluster switching from Pending to Rea
     expect(stamped!.results.map((r) => r.message)).toEqual([`Staging ${artifact} to 1 clusters: cluster-a`]);
 
     expect(compositeStatus(waiting!)).toEqual({
-      summary: { ready: '0/1' },
+      summary: summaryOf('0/1', pending.phase === 'Hydrating' ? { hydrating: 1 } : { pending: 1 }),
       clusters: [{ name: 'cluster-a', phase: pending.phase, message: pending.message }],
     });
     expect(waiting!.desired?.resources['hydration-cluster-a']?.ready).toBe('READY_UNSPECIFIED');
@@ -139,7 +103,7 @@ describe('compose-model-cache over gRPC: a cluster switching from Pending to Rea
     expect(waiting!.results).toEqual([]);
 
     // Ready: the child's contract, copied unchanged, with its consumer facts.
-    expect(compositeStatus(staged!)).toEqual({ summary: { ready: '1/1' }, clusters: [{ name: 'cluster-a', ...ready }] });
+    expect(compositeStatus(staged!)).toEqual({ summary: summaryOf('1/1'), clusters: [{ name: 'cluster-a', ...ready }] });
     expect(staged!.desired?.resources['hydration-cluster-a']?.ready).toBe('READY_TRUE');
     expect(staged!.desired?.composite?.ready).toBe('READY_TRUE');
     expect(condition(staged!, 'ArtifactReady')).toMatchObject({ status: 'STATUS_CONDITION_TRUE', reason: 'Staged' });
@@ -158,7 +122,7 @@ describe('compose-model-cache over gRPC: three clusters', () => {
   const ready: ChildReport = { phase: 'Ready', mount, reason: 'Staged' };
 
   it('stages one child per cluster and rolls up 0/3, 1/3 Partial, 3/3 Staged and ready', async () => {
-    const [first, partial, staged] = await lifecycle({}, [
+    const [first, partial, staged] = await run({}, [
       { clusters },
       { clusters, reports: { 'us-east': hydrating, 'eu-west': ready, 'ap-south': hydrating } },
       { clusters, reports: { 'us-east': ready, 'eu-west': ready, 'ap-south': ready } },
@@ -166,16 +130,16 @@ describe('compose-model-cache over gRPC: three clusters', () => {
     expect(Object.values(desiredResources(first!)).map((c) => (c['metadata'] as JsonObject)['name'])).toEqual(
       ['ap-south', 'eu-west', 'us-east'].map((name) => childName('modelcache', NAMESPACE, CACHE, name)),
     );
-    expect(compositeStatus(first!)['summary']).toEqual({ ready: '0/3' });
+    expect(compositeStatus(first!)['summary']).toEqual(summaryOf('0/3', { pending: 3 }));
 
-    expect(compositeStatus(partial!)['summary']).toEqual({ ready: '1/3' });
+    expect(compositeStatus(partial!)['summary']).toEqual(summaryOf('1/3', { hydrating: 2 }));
     expect(condition(partial!, 'ArtifactReady')).toEqual({
       status: 'STATUS_CONDITION_FALSE',
       reason: 'Partial',
       message: '1/3 clusters ready; waiting for ap-south (Hydrating), us-east (Hydrating)',
     });
 
-    expect(compositeStatus(staged!)['summary']).toEqual({ ready: '3/3' });
+    expect(compositeStatus(staged!)['summary']).toEqual(summaryOf('3/3'));
     expect(condition(staged!, 'ArtifactReady')).toMatchObject({ status: 'STATUS_CONDITION_TRUE', reason: 'Staged' });
     expect(staged!.desired?.composite?.ready).toBe('READY_TRUE');
     expect(staged!.results.map((r) => r.message)).toEqual(['Artifact staged on all 3 clusters']);
@@ -187,7 +151,7 @@ describe('compose-model-cache over gRPC: three clusters', () => {
       message: 'hydration Job modelcache-ml-team-qwen-hydrate-256ec failed: BackoffLimitExceeded',
       reason: 'HydrationFailed',
     };
-    const [, broken, stillBroken, recovered] = await lifecycle({}, [
+    const [, broken, stillBroken, recovered] = await run({}, [
       { clusters },
       { clusters, reports: { 'us-east': ready, 'eu-west': failed, 'ap-south': ready } },
       { clusters, reports: { 'us-east': ready, 'eu-west': failed, 'ap-south': ready } },

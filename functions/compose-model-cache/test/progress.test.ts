@@ -6,7 +6,8 @@ import { cacheStateFields, readCacheState, type CacheProgress, type ClusterCache
 import { desiredResources, serveForFile } from '#testing';
 import { artifactReady } from '../src/conditions.js';
 import { statusEntry, summary, type ClusterEntry } from '../src/rollup.js';
-import { cacheRequest, cacheXr, cluster } from './fixtures.js';
+import { cacheXr, cluster } from './fixtures.js';
+import { reconcileFleet } from './fleet.js';
 
 const served = serveForFile('compose-model-cache');
 const GIB = 1024 ** 3;
@@ -98,7 +99,13 @@ describe('the ModelCache re-verify request', () => {
   it('is copied onto every child as modelplane.ai/cache-reverify, beside a retry request', async () => {
     const body = structuredClone(cacheXr().resource);
     (body['metadata'] as JsonObject)['annotations'] = { 'modelplane.ai/reverify': 'weekly-48', 'modelplane.ai/retry': 'r2' };
-    const rsp = await served.client.run(cacheRequest({ xr: { resource: body }, clusters: [cluster('cluster-a'), cluster('cluster-b')] }));
+    const fleet = await reconcileFleet(served.client, { xr: { resource: body }, clusters: [cluster('cluster-a'), cluster('cluster-b')] });
+    // On the shard, under the cache's keys, and so on every child.
+    expect((desiredResources(fleet.cache)['shard-0']!['metadata'] as JsonObject)['annotations']).toEqual({
+      'modelplane.ai/cache-retry': 'r2',
+      'modelplane.ai/cache-reverify': 'weekly-48',
+    });
+    const rsp = fleet.merged;
     for (const key of ['hydration-cluster-a', 'hydration-cluster-b']) {
       expect((desiredResources(rsp)[key]!['metadata'] as JsonObject)['annotations']).toEqual({
         'modelplane.ai/cache-retry': 'r2',

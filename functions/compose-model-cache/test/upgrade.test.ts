@@ -10,6 +10,7 @@ import {
   condition,
   desiredResources,
   inProcessClient,
+  request,
   type TestRequest,
   type TestResource,
   type TestResponse,
@@ -24,11 +25,17 @@ import {
   cluster,
   expectWellFormed,
   lastStatus,
-  observedChild,
   replica,
 } from './fixtures.js';
+import { reconcileFleet } from './fleet.js';
 
 const client = inProcessClient('compose-model-cache', compose);
+
+/** The shard a cache's response desires, reconciled with no children yet. */
+async function shardOf(rsp: TestResponse): Promise<TestResponse> {
+  const shard = desiredResources(rsp)['shard-0']!;
+  return client.run(request({ observed: { composite: { resource: { ...shard, metadata: { ...(shard['metadata'] as JsonObject), uid: 'u' } } } } }));
+}
 const names = cacheNames(NAMESPACE, CACHE);
 const TOKEN = 'aGYtdG9rZW4tdmFsdWU=';
 const XR = cacheXr(
@@ -189,8 +196,11 @@ describe('the two-step upgrade from the single-function ModelCache', () => {
     const req2 = cacheRequest({ xr: XR, observed: observed2 });
     const rsp2 = await client.run(req2);
     expectNothingDeletable(req2, rsp2);
-    expect(Object.keys(desiredResources(rsp2))).toEqual(['hydration-cluster-a']);
-    expect(desiredResources(rsp2)['hydration-cluster-a']!['spec']).toEqual(
+    // The cluster goes to a shard, whose child stamps the spec the old layout's cluster had.
+    expect(Object.keys(desiredResources(rsp2))).toEqual(['shard-0']);
+    expect((desiredResources(rsp2)['shard-0']!['spec'] as JsonObject)['clusters']).toEqual([{ name: 'cluster-a' }]);
+    const shard2 = await shardOf(rsp2);
+    expect(desiredResources(shard2)['hydration-cluster-a']!['spec']).toEqual(
       childSpec('cluster-a', { authSecret: { name: 'hf-token', key: 'HF_TOKEN', namespace: NAMESPACE } }),
     );
     // The child adopts the very claim the old layout made: its PVC name is derived the same way.
@@ -199,17 +209,17 @@ describe('the two-step upgrade from the single-function ModelCache', () => {
     });
     expect(rsp2.results).toEqual([]);
 
-    // Request 3: the child runs (it adopted the Bound PVC); the old Objects may still be seen on their way out.
-    const req3 = cacheRequest({
+    // Request 3: the child runs in its shard (it adopted the Bound PVC); the old Objects may still be seen on their way out.
+    const fleet3 = await reconcileFleet(client, {
       xr: XR,
-      observed: {
-        ...observed2,
-        'hydration-cluster-a': observedChild('cluster-a', { phase: 'Hydrating', message: 'downloading', reason: 'Hydrating' }),
-      },
+      clusters: [cluster('cluster-a')],
+      observed: observed2,
+      children: { 'cluster-a': { phase: 'Hydrating', message: 'downloading', reason: 'Hydrating' } },
     });
-    const rsp3 = await client.run(req3);
-    expectNothingDeletable(req3, rsp3);
-    expect(Object.keys(desiredResources(rsp3))).toEqual(['hydration-cluster-a']);
+    const rsp3 = fleet3.cache;
+    expectNothingDeletable(cacheRequest({ xr: XR, observed: observed2 }), rsp3);
+    expect(Object.keys(desiredResources(rsp3))).toEqual(['shard-0']);
+    expect(Object.keys(desiredResources(fleet3.merged))).toEqual(['hydration-cluster-a']);
     expect(compositeStatus(rsp3)['clusters']).toEqual([{ name: 'cluster-a', phase: 'Hydrating', message: 'downloading' }]);
     expect(condition(rsp3, 'ArtifactReady')).toMatchObject({ reason: 'Hydrating' });
     expect(rsp3.results).toEqual([]);
@@ -239,19 +249,15 @@ describe('the two-step upgrade from the single-function ModelCache', () => {
     expect(rsp1.results).toEqual([]);
 
     const rsp2 = await client.run(cacheRequest({ xr, observed: applied(rsp1, observed1) }));
-    expect(Object.keys(desiredResources(rsp2))).toEqual(['hydration-cluster-a']);
+    expect(Object.keys(desiredResources(rsp2))).toEqual(['shard-0']);
   });
 
   it('stamps new clusters at once while an old one is handed over', async () => {
     const req = cacheRequest({ xr: XR, clusters: [cluster('cluster-a'), cluster('cluster-b')], observed: monolithObjects('cluster-a') });
     const rsp = await client.run(req);
     expectNothingDeletable(req, rsp);
-    expect(Object.keys(desiredResources(rsp)).sort()).toEqual([
-      'auth-cluster-a',
-      'hydrate-cluster-a',
-      'hydration-cluster-b',
-      'pvc-cluster-a',
-    ]);
+    expect(Object.keys(desiredResources(rsp)).sort()).toEqual(['auth-cluster-a', 'hydrate-cluster-a', 'pvc-cluster-a', 'shard-0']);
+    expect((desiredResources(rsp)['shard-0']!['spec'] as JsonObject)['clusters']).toEqual([{ name: 'cluster-b' }]);
   });
 
   it('keeps the old Objects without Delete for a selected cluster that turned unreadable, and hands over when it is back', async () => {
@@ -263,7 +269,7 @@ describe('the two-step upgrade from the single-function ModelCache', () => {
     expect((compositeStatus(rsp)['clusters'] as JsonObject[])[0]?.['message']).toContain('kept as it was');
 
     const back = await client.run(cacheRequest({ xr: XR, clusters: [cluster('cluster-a')], observed: applied(rsp, observed1) }));
-    expect(Object.keys(desiredResources(back))).toEqual(['hydration-cluster-a']);
+    expect(Object.keys(desiredResources(back))).toEqual(['shard-0']);
   });
 
   it('keeps them, without Delete, for a cluster that left the selector while a replica of this cache runs there', async () => {

@@ -11,7 +11,6 @@ import { compose } from '../src/fn.js';
 import {
   CACHE,
   NAMESPACE,
-  cacheRequest,
   cacheXr,
   checkExpected,
   childSpec,
@@ -19,8 +18,10 @@ import {
   lastStatus,
   observedChild,
   resolved,
+  summaryOf,
   type Expected,
 } from './fixtures.js';
+import { reconcileFleet, worldOf, type RequestParts } from './fleet.js';
 
 const client = inProcessClient('compose-model-cache', compose);
 const CHILD_A = 'modelcache-ml-team-qwen-cluster-a-d4283';
@@ -32,22 +33,24 @@ const TOKEN = 'aGYtdG9rZW4tdmFsdWU='; // upstream's fixture token, base64
 
 interface Case {
   name: string;
-  req: TestRequest;
+  /** One reconcile of both levels with these children (fleet.ts); or, with `raw`, one call of the cache alone. */
+  req: RequestParts | { raw: TestRequest };
   expected: Expected;
   more?: (rsp: TestResponse) => void;
 }
 
 const T: StatusName = 'STATUS_CONDITION_TRUE';
 const F: StatusName = 'STATUS_CONDITION_FALSE';
-const waiting = (name: string) => `waiting for ModelCacheHydration ${name} to report its status`;
+/** A cluster's entry on the first compose: its shard is composed in this very reconcile. */
+const STAMPING = 'waiting for ModelCacheShard modelcache-ml-team-qwen-shard-0-bf0ec to stamp it';
 
 const CASES: Case[] = [
   {
     name: 'GKE cluster first pass composes RWX PVC and hydration Job',
-    req: cacheRequest({}),
+    req: {},
     expected: {
       desired: { 'hydration-cluster-a': 'READY_UNSPECIFIED' },
-      status: { summary: { ready: '0/1' }, clusters: [{ name: 'cluster-a', phase: 'Pending', message: waiting(CHILD_A) }] },
+      status: { summary: summaryOf('0/1', { pending: 1 }), clusters: [{ name: 'cluster-a', phase: 'Pending', message: STAMPING }] },
       conditions: {
         ClustersMatched: [T, 'Matched', '1 cluster selected: cluster-a'],
         ArtifactReady: [F, 'Hydrating', '0/1 clusters ready; waiting for cluster-a (Pending)'],
@@ -70,7 +73,7 @@ const CASES: Case[] = [
   },
   {
     name: 'HuggingFace revision and auth secret wire --revision and HF_TOKEN',
-    req: cacheRequest({ xr: cacheXr(WITH_AUTH) }),
+    req: ({ xr: cacheXr(WITH_AUTH) }),
     expected: {
       desired: { 'hydration-cluster-a': 'READY_UNSPECIFIED' },
       results: [['SEVERITY_NORMAL', 'Staging Qwen/Qwen3-0.6B to 1 clusters: cluster-a']],
@@ -85,7 +88,7 @@ const CASES: Case[] = [
   },
   {
     name: 'EKS cluster PVC sources the EFS class from status.cache',
-    req: cacheRequest({
+    req: ({
       clusters: [cluster('eks-a', { storageClassName: 'modelplane-rwx-efs' })],
     }),
     expected: {
@@ -99,13 +102,13 @@ const CASES: Case[] = [
   },
   {
     name: 'PVC bound and Job complete reports Ready',
-    req: cacheRequest({
+    req: ({
       xr: cacheXr({}, lastStatus([{ name: 'cluster-a', phase: 'Hydrating' }], false)),
       observed: { 'hydration-cluster-a': observedChild('cluster-a', { phase: 'Ready', mount: HF_MOUNT, reason: 'Staged' }) },
     }),
     expected: {
       desired: { 'hydration-cluster-a': 'READY_TRUE' },
-      status: { summary: { ready: '1/1' }, clusters: [{ name: 'cluster-a', phase: 'Ready', mount: HF_MOUNT }] },
+      status: { summary: summaryOf('1/1'), clusters: [{ name: 'cluster-a', phase: 'Ready', mount: HF_MOUNT }] },
       conditions: { ArtifactReady: [T, 'Staged', 'staged on all 1 cluster'] },
       results: [['SEVERITY_NORMAL', 'Artifact staged on all 1 clusters']],
       compositeReady: 'READY_TRUE',
@@ -113,7 +116,7 @@ const CASES: Case[] = [
   },
   {
     name: 'PVC bound but Job running reports Hydrating',
-    req: cacheRequest({
+    req: ({
       observed: {
         'hydration-cluster-a': observedChild('cluster-a', {
           phase: 'Hydrating',
@@ -125,7 +128,7 @@ const CASES: Case[] = [
     expected: {
       desired: { 'hydration-cluster-a': 'READY_UNSPECIFIED' },
       status: {
-        summary: { ready: '0/1' },
+        summary: summaryOf('0/1', { hydrating: 1 }),
         clusters: [{ name: 'cluster-a', phase: 'Hydrating', message: 'hydration Job modelcache-ml-team-qwen-hydrate-256ec is running' }],
       },
       conditions: { ArtifactReady: [F, 'Hydrating', '0/1 clusters ready; waiting for cluster-a (Hydrating)'] },
@@ -135,7 +138,7 @@ const CASES: Case[] = [
   },
   {
     name: 'failed Job reports Failed and takes precedence over PVC binding',
-    req: cacheRequest({
+    req: ({
       xr: cacheXr({}, lastStatus([{ name: 'cluster-a', phase: 'Hydrating' }], false)),
       observed: {
         'hydration-cluster-a': observedChild('cluster-a', {
@@ -165,7 +168,7 @@ const CASES: Case[] = [
   },
   {
     name: 'one of two clusters ready reports partial',
-    req: cacheRequest({
+    req: ({
       clusters: [cluster('cluster-b'), cluster('cluster-a')],
       observed: {
         'hydration-cluster-a': observedChild('cluster-a', { phase: 'Ready', mount: HF_MOUNT, reason: 'Staged' }),
@@ -175,7 +178,7 @@ const CASES: Case[] = [
     expected: {
       desired: { 'hydration-cluster-a': 'READY_TRUE', 'hydration-cluster-b': 'READY_UNSPECIFIED' },
       status: {
-        summary: { ready: '1/2' },
+        summary: summaryOf('1/2', { hydrating: 1 }),
         clusters: [
           { name: 'cluster-a', phase: 'Ready', mount: HF_MOUNT },
           { name: 'cluster-b', phase: 'Hydrating', message: 'downloading' },
@@ -191,13 +194,13 @@ const CASES: Case[] = [
   },
   {
     name: 'hydrated cluster stays Ready after its Job is TTL-cleaned',
-    req: cacheRequest({
+    req: ({
       xr: cacheXr({}, lastStatus([{ name: 'cluster-a', phase: 'Ready', mount: HF_MOUNT }], true)),
       observed: { 'hydration-cluster-a': observedChild('cluster-a', { phase: 'Ready', mount: HF_MOUNT, reason: 'Staged' }) },
     }),
     expected: {
       desired: { 'hydration-cluster-a': 'READY_TRUE' },
-      status: { summary: { ready: '1/1' }, clusters: [{ name: 'cluster-a', phase: 'Ready', mount: HF_MOUNT }] },
+      status: { summary: summaryOf('1/1'), clusters: [{ name: 'cluster-a', phase: 'Ready', mount: HF_MOUNT }] },
       conditions: { ArtifactReady: [T, 'Staged'] },
       results: [], // the XR was Ready already: no second "Artifact staged"
       compositeReady: 'READY_TRUE',
@@ -207,15 +210,17 @@ const CASES: Case[] = [
     name: 'authSecret unresolved requires it and returns early',
     // The parent's requirements are the clusters and the replicas: with one still unfetched it answers with both, and nothing else.
     req: {
-      meta: { tag: 'test' },
-      observed: { composite: cacheXr(WITH_AUTH) },
-      requiredResources: { clusters: resolved([cluster('cluster-a')])!['clusters']! },
+      raw: {
+        meta: { tag: 'test' },
+        observed: { composite: cacheXr(WITH_AUTH) },
+        requiredResources: { clusters: resolved([cluster('cluster-a')])!['clusters']! },
+      },
     },
     expected: { desired: {}, results: [], requirementsOnly: true },
   },
   {
     name: 'authSecret resolved without the referenced key composes PVC and warns',
-    req: cacheRequest({
+    req: ({
       xr: cacheXr(WITH_AUTH),
       observed: {
         'hydration-cluster-a': observedChild('cluster-a', {
@@ -228,7 +233,7 @@ const CASES: Case[] = [
     }),
     expected: {
       desired: { 'hydration-cluster-a': 'READY_UNSPECIFIED' },
-      status: { summary: { ready: '0/1' }, clusters: [{ name: 'cluster-a', phase: 'Pending', message: NO_TOKEN }] },
+      status: { summary: summaryOf('0/1', { pending: 1 }), clusters: [{ name: 'cluster-a', phase: 'Pending', message: NO_TOKEN }] },
       conditions: { ClustersMatched: [T, 'Matched'], ArtifactReady: [F, 'AuthSecretMissing', `cluster-a: ${NO_TOKEN}`] },
       results: [], // the child warns, on its own XR; the parent shows the reason
       compositeReady: 'READY_FALSE',
@@ -236,7 +241,7 @@ const CASES: Case[] = [
   },
   {
     name: 'authSecret resolved with an empty token value composes PVC and warns',
-    req: cacheRequest({
+    req: ({
       xr: cacheXr(WITH_AUTH),
       observed: {
         'hydration-cluster-a': observedChild('cluster-a', {
@@ -256,7 +261,7 @@ const CASES: Case[] = [
   },
   {
     name: 'Ready cluster drops the auth Secret with the Job',
-    req: cacheRequest({
+    req: ({
       xr: cacheXr(WITH_AUTH, lastStatus([{ name: 'cluster-a', phase: 'Hydrating' }], false)),
       observed: {
         'hydration-cluster-a': observedChild(
@@ -280,13 +285,13 @@ const CASES: Case[] = [
   },
   {
     name: 'token rotated away after Ready keeps the PVC and stays Ready',
-    req: cacheRequest({
+    req: ({
       xr: cacheXr(WITH_AUTH, lastStatus([{ name: 'cluster-a', phase: 'Ready', mount: HF_MOUNT }], true)),
       observed: { 'hydration-cluster-a': observedChild('cluster-a', { phase: 'Ready', mount: HF_MOUNT, reason: 'Staged' }) },
     }),
     expected: {
       desired: { 'hydration-cluster-a': 'READY_TRUE' },
-      status: { summary: { ready: '1/1' }, clusters: [{ name: 'cluster-a', phase: 'Ready', mount: HF_MOUNT }] },
+      status: { summary: summaryOf('1/1'), clusters: [{ name: 'cluster-a', phase: 'Ready', mount: HF_MOUNT }] },
       conditions: { ArtifactReady: [T, 'Staged'] },
       results: [],
       compositeReady: 'READY_TRUE',
@@ -294,10 +299,10 @@ const CASES: Case[] = [
   },
   {
     name: 'authSecret missing with no clusters reports NoClusters not AuthSecretMissing',
-    req: cacheRequest({ xr: cacheXr(WITH_AUTH), clusters: [] }),
+    req: ({ xr: cacheXr(WITH_AUTH), clusters: [] }),
     expected: {
       desired: {},
-      status: { summary: { ready: '0/0' }, clusters: [] },
+      status: { summary: summaryOf('0/0', { shards: 0 }), clusters: [] },
       conditions: {
         ClustersMatched: [F, 'NoClusters', 'no provisioned InferenceCluster matches spec.clusterSelector'],
         ArtifactReady: [F, 'NoClusters', 'nothing to stage: no provisioned InferenceCluster matches spec.clusterSelector'],
@@ -310,7 +315,7 @@ const CASES: Case[] = [
 
 describe('upstream ModelCache cases, as the parent sees them', () => {
   it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
-    const rsp = await client.run(c.req);
+    const rsp = 'raw' in c.req ? await client.run(c.req.raw) : (await reconcileFleet(client, worldOf(c.req, [cluster('cluster-a')]))).merged;
     checkExpected(rsp, c.expected);
     c.more?.(rsp);
   });
