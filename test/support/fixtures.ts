@@ -31,7 +31,11 @@ export function observedObject(manifest: JsonObject | undefined, options: Observ
       { type: 'Ready', status: options.ready ? 'True' : 'False', reason: options.ready ? 'Available' : 'Unavailable' },
     ];
   }
-  return { apiVersion: 'kubernetes.m.crossplane.io/v1alpha1', kind: 'Object', metadata: { name: 'generated' }, spec, status };
+  // The external-name annotation every composed Object carries from the start (remoteObject), as Crossplane observes it.
+  const remoteName = ((options.desiredManifest ?? manifest)?.['metadata'] as JsonObject | undefined)?.['name'];
+  const metadata: JsonObject = { name: 'generated' };
+  if (typeof remoteName === 'string') metadata['annotations'] = { 'crossplane.io/external-name': remoteName };
+  return { apiVersion: 'kubernetes.m.crossplane.io/v1alpha1', kind: 'Object', metadata, spec, status };
 }
 
 export interface ClusterOptions {

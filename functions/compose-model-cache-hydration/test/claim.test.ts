@@ -28,6 +28,7 @@ describe('PersistentVolumeClaim source', () => {
       claim: {
         apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
         kind: 'Object',
+        metadata: { annotations: { 'crossplane.io/external-name': 'qwen-weights' } },
         spec: {
           forProvider: {
             manifest: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'qwen-weights', namespace: 'default' } },

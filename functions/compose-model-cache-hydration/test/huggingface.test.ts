@@ -62,6 +62,7 @@ describe('upstream cases, ported to the child', () => {
     expect(desired['pvc']).toEqual({
       apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
       kind: 'Object',
+      metadata: { annotations: { 'crossplane.io/external-name': 'modelcache-ml-team-qwen-17db2' } },
       spec: {
         forProvider: {
           manifest: {
@@ -82,6 +83,7 @@ describe('upstream cases, ported to the child', () => {
     expect(desired['hydrate']).toEqual({
       apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
       kind: 'Object',
+      metadata: { annotations: { 'crossplane.io/external-name': 'modelcache-ml-team-qwen-hydrate-256ec' } },
       spec: {
         forProvider: {
           manifest: {
@@ -152,6 +154,7 @@ describe('upstream cases, ported to the child', () => {
     expect(desired['auth']).toEqual({
       apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
       kind: 'Object',
+      metadata: { annotations: { 'crossplane.io/external-name': 'modelcache-ml-team-qwen-auth-ae01b' } },
       spec: {
         forProvider: {
           manifest: {

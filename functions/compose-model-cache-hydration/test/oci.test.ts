@@ -99,6 +99,7 @@ describe('first compose', () => {
     const wrapper = (manifest: JsonObject, extra: JsonObject = {}) => ({
       apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
       kind: 'Object',
+      metadata: { annotations: { 'crossplane.io/external-name': (manifest['metadata'] as JsonObject)['name'] as string } },
       spec: { forProvider: { manifest }, providerConfigRef: { kind: 'ClusterProviderConfig', name: 'cluster-a-pc' }, ...extra },
     });
     expect(desired['resolve-result']).toEqual(

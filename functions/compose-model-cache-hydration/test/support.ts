@@ -102,7 +102,9 @@ export function observe(desired: JsonObject, remote?: Remote): JsonObject {
   }
   const ready = remote?.ready ?? false;
   status['conditions'] = [{ type: 'Ready', status: ready ? 'True' : 'False', reason: ready ? 'Available' : 'Creating' }];
-  return { ...desired, metadata: { name: 'object-generated' }, status };
+  // Crossplane's generated name beside the annotations the function asked for (the external name).
+  const asked = (desired['metadata'] as JsonObject | undefined)?.['annotations'];
+  return { ...desired, metadata: { name: 'object-generated', ...(asked ? { annotations: asked } : {}) }, status };
 }
 
 export const jobConditions = {

@@ -76,11 +76,18 @@ function engineKeys(rsp: TestResponse): string[] {
 }
 
 describe('requirements', () => {
-  it('asks for the ModelCache in the replica namespace with the cluster, and waits for both', async () => {
+  it('asks for the ModelCache and its cluster’s ModelCacheHydration in the replica namespace with the cluster, and waits for all', async () => {
     const onlyCluster = await run(requestFor({ xr: replica(withCache()), cluster: cluster() }));
     expect(onlyCluster.requirements?.resources).toEqual({
       cluster: { apiVersion: 'modelplane.ai/v1alpha1', kind: 'InferenceCluster', matchName: 'cluster-a' },
       cache: CACHE_REQUIREMENT,
+      // Where the cluster's entry lives at any fleet size, named as its cache names it (docs/design/fleet.md).
+      hydration: {
+        apiVersion: 'modelplane.ai/v1alpha1',
+        kind: 'ModelCacheHydration',
+        matchName: 'modelcache-ml-team-qwen-cluster-a-d4283',
+        namespace: 'ml-team',
+      },
     });
     expect(desiredResources(onlyCluster)).toEqual({});
     expect(onlyCluster.conditions).toEqual([]);

@@ -49,10 +49,15 @@ schedulingProfiles:
     weight: 1
 `;
 
+/**
+ * Upstream's Object, plus the one thing this project adds to every Object: the
+ * external-name annotation set from the start (one provider write fewer, lib's remoteObject).
+ */
 function object(manifest: JsonObject, readiness: JsonObject = { policy: 'SuccessfulCreate' }): JsonObject {
   return {
     apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
     kind: 'Object',
+    metadata: { annotations: { 'crossplane.io/external-name': (manifest['metadata'] as JsonObject)['name'] as string } },
     spec: { providerConfigRef: { kind: 'ClusterProviderConfig', name: PROVIDER_CONFIG }, readiness, forProvider: { manifest } },
   };
 }

@@ -118,6 +118,7 @@ export interface ClusterOptions {
   providerConfig?: string | null;
   stack?: string;
   gateway?: JsonObject;
+  labels?: Record<string, string>;
 }
 
 export function cluster(name = 'cluster-a', options: ClusterOptions = {}): JsonObject {
@@ -125,7 +126,13 @@ export function cluster(name = 'cluster-a', options: ClusterOptions = {}): JsonO
   if (options.stack) spec['stack'] = options.stack;
   const status: JsonObject = { gateway: { address: '10.0.0.1', ...options.gateway } };
   if (options.providerConfig !== null) status['providerConfigRef'] = { name: options.providerConfig ?? PROVIDER_CONFIG };
-  return { apiVersion: 'modelplane.ai/v1alpha1', kind: 'InferenceCluster', metadata: { name }, spec, status };
+  const metadata: JsonObject = options.labels ? { name, labels: options.labels } : { name };
+  return { apiVersion: 'modelplane.ai/v1alpha1', kind: 'InferenceCluster', metadata, spec, status };
+}
+
+/** The cluster's ModelCacheHydration as the replica finds it: its status, as the child reports it. */
+export function hydration(cache: string, cluster: string, status: JsonObject): JsonObject {
+  return { apiVersion: 'modelplane.ai/v1alpha1', kind: 'ModelCacheHydration', metadata: { name: `${cache}-${cluster}`, namespace: NAMESPACE }, status };
 }
 
 export interface EntryOptions {
@@ -160,6 +167,11 @@ export interface RequestOptions {
   /** `undefined`: not fetched; `null`: fetched, not found. */
   cluster?: JsonObject | null;
   cache?: JsonObject | null;
+  /**
+   * The cluster's ModelCacheHydration, asked for with the cache: `undefined`
+   * (with a cache) is fetched and not found, so the cache's entry is read.
+   */
+  hydration?: JsonObject | null;
   observed?: Record<string, JsonObject>;
 }
 
@@ -167,7 +179,10 @@ export interface RequestOptions {
 export function requestFor(options: RequestOptions = {}): TestRequest {
   const required: NonNullable<TestRequest['requiredResources']> = {};
   if (options.cluster !== undefined) required['cluster'] = options.cluster === null ? items() : items(options.cluster);
-  if (options.cache !== undefined) required['cache'] = options.cache === null ? items() : items(options.cache);
+  if (options.cache !== undefined) {
+    required['cache'] = options.cache === null ? items() : items(options.cache);
+    required['hydration'] = options.hydration === undefined || options.hydration === null ? items() : items(options.hydration);
+  }
   const req: TestRequest = { observed: { composite: options.xr ?? replica() }, requiredResources: required };
   if (options.observed) req.observed!.resources = observedSet(options.observed);
   return request(req);
@@ -247,10 +262,12 @@ export function engineOf(template: JsonObject): JsonObject {
  */
 export function asObserved(desired: JsonObject, ready: boolean): JsonObject {
   const observed = structuredClone(desired);
+  // Crossplane's annotations beside the ones the function asked for (the external name, applied with it).
+  const asked = ((desired['metadata'] as JsonObject | undefined)?.['annotations'] ?? {}) as JsonObject;
   observed['metadata'] = {
     name: 'test-replica-x7k2p',
     namespace: NAMESPACE,
-    annotations: { 'crossplane.io/composition-resource-name': 'x' },
+    annotations: { ...asked, 'crossplane.io/composition-resource-name': 'x' },
   };
   const remote = structuredClone(manifestOf(desired));
   remote['metadata'] = { ...(remote['metadata'] as JsonObject), uid: 'c0ffee', resourceVersion: '42' };
