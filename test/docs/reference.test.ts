@@ -15,6 +15,7 @@ const REFERENCE = join(REPO_ROOT, 'docs', 'reference');
 const PAGES = {
   'modelcache.md': 'package/modelcaches/definition.yaml',
   'modelcachehydration.md': 'package/modelcachehydrations/definition.yaml',
+  'modelcacheshard.md': 'package/modelcacheshards/definition.yaml',
   'modelreplica.md': 'package/modelreplicas/definition.yaml',
 } as const;
 

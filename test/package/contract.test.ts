@@ -22,8 +22,10 @@ import { compose as composeCache } from '../../functions/compose-model-cache/src
 import { compose as composeHydration } from '../../functions/compose-model-cache-hydration/src/fn.js';
 
 const parentXrd = loadXrd('package/modelcaches/definition.yaml');
+const shardXrd = loadXrd('package/modelcacheshards/definition.yaml');
 const childXrd = loadXrd('package/modelcachehydrations/definition.yaml');
 const parent = xrdSchema(parentXrd);
+const shardSchema = xrdSchema(shardXrd);
 const child = xrdSchema(childXrd);
 
 /** A schema without its descriptions, keys sorted: what the API server enforces, nothing else. */
@@ -68,6 +70,30 @@ describe('the two XRDs enforce the same shared fields', () => {
       at(child, 'status', 'mount'),
     ],
     ['the phase', at(parent, 'status', 'clusters', '[]', 'phase'), at(child, 'status', 'phase')],
+  ])('%s', (_name, a, b) => {
+    expect(enforced(a)).toEqual(enforced(b));
+  });
+});
+
+// The shard between them (docs/design/fleet.md) carries the child's spec fields, the cache's entries, and, while a
+// cluster is handed over, the child's status to inherit: each exactly as the XR that owns it defines it.
+describe('the shard XRD enforces what its cache and its children enforce', () => {
+  const withoutDescription = (node: SchemaNode): SchemaNode => ({ ...node, description: undefined } as SchemaNode);
+  it.each<[string, SchemaNode, SchemaNode]>([
+    ...(['source', 'huggingFace', 'oci', 'persistentVolumeClaim', 'authSecret', 'cacheName'] as const).map(
+      (field): [string, SchemaNode, SchemaNode] => [`spec.${field}`, at(shardSchema, 'spec', field), at(child, 'spec', field)],
+    ),
+    ['status.clusters[] (the entries the cache copies)', at(shardSchema, 'status', 'clusters', '[]'), at(parent, 'status', 'clusters', '[]')],
+    [
+      'spec.clusters[].inheritedStatus, the child’s status without the hand-over’s own word',
+      withoutDescription(at(shardSchema, 'spec', 'clusters', '[]', 'inheritedStatus')),
+      withoutDescription(withoutProperty(at(child, 'status'), 'orphanOnDelete')),
+    ],
+    [
+      'the child’s spec.inheritedStatus, the same',
+      withoutDescription(at(child, 'spec', 'inheritedStatus')),
+      withoutDescription(withoutProperty(at(child, 'status'), 'orphanOnDelete')),
+    ],
   ])('%s', (_name, a, b) => {
     expect(enforced(a)).toEqual(enforced(b));
   });
@@ -144,7 +170,16 @@ describe('what the parent admits, the child it stamps admits', () => {
     if (xrdProblems.length > 0) expect(parentFatal, xrdProblems.join('; ')).toBeDefined();
     if (parentFatal !== undefined) return;
 
-    const children = Object.values(desiredResources(rsp));
+    // The cache stamps a shard (docs/design/fleet.md), which the shard XRD admits, and the shard stamps the child.
+    const shards = Object.values(desiredResources(rsp));
+    expect(shards).toHaveLength(1);
+    const shard = shards[0]!;
+    expect(validateXr(shardXrd, { spec: shard['spec'] })).toEqual([]);
+    const shardRsp = await cacheClient.run(
+      request({ observed: { composite: { resource: { ...shard, metadata: { ...(shard['metadata'] as JsonObject), uid: 'u' } } } } }),
+    );
+    expect(fatal(shardRsp)).toBeUndefined();
+    const children = Object.values(desiredResources(shardRsp));
     expect(children).toHaveLength(1);
     const stamped = children[0]!;
     expect(validateXr(childXrd, { spec: stamped['spec'] })).toEqual([]);

@@ -52,6 +52,8 @@ export const PACKAGE_PLURALS: Record<string, { kind: string; function: FunctionN
   modelcaches: { kind: 'ModelCache', function: 'compose-model-cache' },
   modelcachehydrations: { kind: 'ModelCacheHydration', function: 'compose-model-cache-hydration' },
   modelreplicas: { kind: 'ModelReplica', function: 'compose-model-replica' },
+  // The shard level of a ModelCache's fan-out (docs/design/fleet.md), composed by the same function.
+  modelcacheshards: { kind: 'ModelCacheShard', function: 'compose-model-cache' },
 };
 
 export interface PackageDocument {

@@ -59,8 +59,14 @@ const CASES: Record<FunctionName, Case> = {
     requirements: {
       cluster: { apiVersion: 'modelplane.ai/v1alpha1', kind: 'InferenceCluster', matchName: 'cluster-a' },
       cache: { apiVersion: 'modelplane.ai/v1alpha1', kind: 'ModelCache', matchName: 'qwen', namespace: 'ml-team' },
+      hydration: {
+        apiVersion: 'modelplane.ai/v1alpha1',
+        kind: 'ModelCacheHydration',
+        matchName: 'modelcache-ml-team-qwen-cluster-a-d4283',
+        namespace: 'ml-team',
+      },
     },
-    resolved: { cluster: items(inferenceCluster('cluster-a')), cache: items() },
+    resolved: { cluster: items(inferenceCluster('cluster-a')), cache: items(), hydration: items() },
   },
 };
 
