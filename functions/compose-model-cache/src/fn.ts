@@ -4,7 +4,7 @@
 // ModelCacheHydration per cluster (shard/fn.ts). One function serves both:
 // they share the child's contract, and the Composition of each kind calls it.
 
-import { InputError, KIND, readComposite, type RunFunctionRequest, type RunFunctionResponse } from '#lib';
+import { InputError, KIND, describe, readComposite, type RunFunctionRequest, type RunFunctionResponse } from '#lib';
 import { composeCache } from './cache.js';
 import { composeShard } from './shard/fn.js';
 
@@ -12,5 +12,8 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   const { kind } = readComposite(req);
   if (kind === KIND.ModelCacheShard) return composeShard(req);
   if (kind === KIND.ModelCache || kind === '') return composeCache(req);
-  throw new InputError('kind', `must be ${KIND.ModelCache} or ${KIND.ModelCacheShard}: this function composes nothing else (got ${kind})`);
+  throw new InputError(
+    'observed composite resource kind',
+    `must be ${KIND.ModelCache} or ${KIND.ModelCacheShard}: this function composes nothing else (got ${describe(kind)})`,
+  );
 }

@@ -207,6 +207,8 @@ describe('a malformed shard is refused naming the field', () => {
     const xr = shardXr(['a']);
     xr.resource['kind'] = 'ModelReplica';
     const rsp = await client.run(request({ observed: { composite: xr } }));
-    expect(rsp.results.find((r) => r.severity === 'SEVERITY_FATAL')?.message).toContain('kind must be ModelCache or ModelCacheShard');
+    expect(rsp.results.find((r) => r.severity === 'SEVERITY_FATAL')?.message).toBe(
+      'observed composite resource kind must be ModelCache or ModelCacheShard: this function composes nothing else (got "ModelReplica")',
+    );
   });
 });
