@@ -3,7 +3,7 @@
 // remote status a workload cluster would report), and the status it wrote.
 // So the steady request is exactly what Crossplane sends once everything is up.
 
-import { LABEL_CLUSTER, LABEL_MODELCACHE, Ready, Status, type JsonObject, type RunFunctionResponse } from '#lib';
+import { LABEL_CLUSTER, LABEL_MODELCACHE, LABEL_SHARD, Ready, Status, shardName, type JsonObject, type RunFunctionResponse } from '#lib';
 import { RunFunctionRequest } from '#lib/sdk';
 import { HANDLERS } from '../test/support/handlers.js';
 import { composedAsStored, compositeAsStored, requiredAsStored, text } from './crossplane.js';
@@ -11,7 +11,8 @@ import {
   CACHE,
   NAMESPACE,
   REPO,
-  children,
+  childOf,
+  childrenFor,
   clusterName,
   clusters,
   inferenceCluster,
@@ -88,8 +89,45 @@ function cacheFirstCompose(n: number): RunFunctionRequest {
   return request(modelCache(n, false), { clusters: clusters(n), replicas: [] });
 }
 
+/** A shard's spec as its cache stamps it, observed with the uid Crossplane gives it. */
+function shardXr(shard: JsonObject, index: number): JsonObject {
+  return { ...shard, metadata: { ...(shard['metadata'] as JsonObject), uid: `00000000-0000-4000-8000-shard${String(index).padStart(7, '0')}` } };
+}
+
+/** The children of one shard, steady: each of its listed clusters' child observed Ready, owned by it. */
+function shardChildren(shard: JsonObject): Resources {
+  const listed = (((shard['spec'] as JsonObject)['clusters'] ?? []) as JsonObject[]).map((member) => member['name'] as string);
+  return childrenFor(listed);
+}
+
+/**
+ * A cache at rest (docs/design/fleet.md): its N clusters in ceil(N/100)
+ * shards, each observed with the status its own steady reconcile writes,
+ * and the cache's own status from the reconcile before.
+ */
 function cacheSteady(n: number): RunFunctionRequest {
-  return request(modelCache(n, true), { clusters: clusters(n), replicas: [] }, children(n));
+  const required = { clusters: clusters(n), replicas: [] };
+  const first = HANDLERS['compose-model-cache'](request(modelCache(n, false), required));
+  const shards: Resources = {};
+  Object.entries(first.desired?.resources ?? {}).forEach(([key, value], index) => {
+    const xr = shardXr(value.resource as JsonObject, index);
+    const rsp = HANDLERS['compose-model-cache'](request(xr, {}, shardChildren(xr)));
+    shards[key] = { ...xr, status: statusWritten(rsp) };
+  });
+  const settled = HANDLERS['compose-model-cache'](request(modelCache(n, false), required, shards));
+  return request({ ...modelCache(n, false), status: statusWritten(settled) }, required, shards);
+}
+
+/** The most clusters a shard stages: a shard's call is never bigger than this, whatever N. */
+const MAX_SHARD = 100;
+
+/** One shard at rest with min(N, 100) Ready children: the call a fleet of any size makes most. */
+function shardSteady(n: number): RunFunctionRequest {
+  const first = HANDLERS['compose-model-cache'](request(modelCache(Math.min(n, MAX_SHARD), false), { clusters: clusters(Math.min(n, MAX_SHARD)), replicas: [] }));
+  const xr = shardXr(Object.values(first.desired?.resources ?? {})[0]!.resource as JsonObject, 0);
+  const observed = shardChildren(xr);
+  const rsp = HANDLERS['compose-model-cache'](request(xr, {}, observed));
+  return request({ ...xr, status: statusWritten(rsp) }, {}, observed);
 }
 
 // --- compose-model-cache-hydration ------------------------------------------------
@@ -173,7 +211,7 @@ function replicaXr(gang: boolean): JsonObject {
 
 /** A serving replica: the cache (its status listing all N clusters) Ready, every Object observed Ready. */
 function replicaSteady(n: number, gang: boolean): RunFunctionRequest {
-  const required = { cluster: [inferenceCluster(0)], cache: [modelCache(n, true)] };
+  const required = { cluster: [inferenceCluster(0)], cache: [modelCache(n, true)], hydration: [childOf(0)] };
   const first = HANDLERS['compose-model-replica'](request(replicaXr(gang), required));
   return request(replicaXr(gang), required, observeAll(first));
 }
@@ -202,7 +240,7 @@ function replicaShapeXr(shape: 'prefill-decode' | 'dynamo'): JsonObject {
 function replicaShapeSteady(n: number, shape: 'prefill-decode' | 'dynamo'): RunFunctionRequest {
   const cluster = inferenceCluster(0);
   if (shape === 'dynamo') cluster['spec'] = { ...(cluster['spec'] as JsonObject), stack: 'Dynamo' };
-  const required = { cluster: [cluster], cache: [modelCache(n, true)] };
+  const required = { cluster: [cluster], cache: [modelCache(n, true)], hydration: [childOf(0)] };
   const first = HANDLERS['compose-model-replica'](request(replicaShapeXr(shape), required));
   return request(replicaShapeXr(shape), required, observeAll(first));
 }
@@ -232,14 +270,21 @@ function asCrossplaneSends(lean: RunFunctionRequest, fn?: FunctionName): RunFunc
   const observed = req.observed?.resources ?? {};
   for (const [key, value] of Object.entries(observed)) value.resource = composedAsStored(value.resource as JsonObject, key, owner);
   if (req.observed?.composite && xr) {
+    const shardIndex = ((metadata['labels'] ?? {}) as JsonObject)[LABEL_SHARD];
     const composedBy =
       owner.kind === 'ModelCacheHydration'
         ? {
-            owner: { apiVersion: owner.apiVersion, kind: 'ModelCache', name: text(spec['cacheName']) },
+            owner: { apiVersion: owner.apiVersion, kind: 'ModelCacheShard', name: shardName(NAMESPACE, text(spec['cacheName']), 0) },
             key: `hydration-${text(spec['clusterName'])}`,
             labels: { [LABEL_MODELCACHE]: text(spec['cacheName']), [LABEL_CLUSTER]: text(spec['clusterName']) },
           }
-        : undefined;
+        : owner.kind === 'ModelCacheShard'
+          ? {
+              owner: { apiVersion: owner.apiVersion, kind: 'ModelCache', name: text(spec['cacheName']) },
+              key: `shard-${text(shardIndex)}`,
+              labels: { [LABEL_MODELCACHE]: text(spec['cacheName']), [LABEL_SHARD]: text(shardIndex) },
+            }
+          : undefined;
     req.observed.composite.resource = compositeAsStored(
       xr,
       Object.values(observed).map((value) => value.resource as JsonObject),
@@ -295,6 +340,7 @@ export function SCENARIOS(n: number): Scenario[] {
   return [
     scenario('compose-model-cache', 'first-compose', () => cacheFirstCompose(n)),
     scenario('compose-model-cache', 'steady', () => cacheSteady(n)),
+    scenario('compose-model-cache', 'shard-steady', () => shardSteady(n)),
     scenario('compose-model-cache-hydration', 'steady-huggingface', () => hydrationSteady('HuggingFace')),
     scenario('compose-model-cache-hydration', 'steady-oci', () => hydrationSteady('OCI')),
     scenario('compose-model-cache-hydration', 'steady-claim', () => hydrationSteady('PersistentVolumeClaim')),
@@ -305,6 +351,7 @@ export function SCENARIOS(n: number): Scenario[] {
     // The same states as Crossplane sends them: full metadata, managedFields, statuses, manifests twice.
     scenario('compose-model-cache', 'first-compose-realistic', () => asCrossplaneSends(cacheFirstCompose(n))),
     scenario('compose-model-cache', 'steady-realistic', () => asCrossplaneSends(cacheSteady(n))),
+    scenario('compose-model-cache', 'shard-steady-realistic', () => asCrossplaneSends(shardSteady(n))),
     scenario('compose-model-cache-hydration', 'steady-huggingface-realistic', () => asCrossplaneSends(hydrationSteady('HuggingFace'))),
     scenario('compose-model-replica', 'steady-native-realistic', () => asCrossplaneSends(replicaSteady(n, false), 'compose-model-replica')),
   ];

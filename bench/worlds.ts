@@ -115,9 +115,20 @@ export function modelCache(n: number, steady: boolean, source: Source = 'Hugging
 
 /** The children of a steady ModelCache, observed Ready, keyed as composed. */
 export function children(n: number, source: Source = 'HuggingFace'): Record<string, JsonObject> {
+  return childrenFor(
+    Array.from({ length: n }, (_, i) => clusterName(i)),
+    source,
+  );
+}
+
+/** The child of cluster i, Ready: what a replica reads of its cluster (docs/design/fleet.md). */
+export function childOf(i: number, source: Source = 'HuggingFace'): JsonObject {
+  return Object.values(childrenFor([clusterName(i)], source))[0]!;
+}
+
+export function childrenFor(names: readonly string[], source: Source = 'HuggingFace'): Record<string, JsonObject> {
   const out: Record<string, JsonObject> = {};
-  for (let i = 0; i < n; i++) {
-    const cluster = clusterName(i);
+  for (const cluster of names) {
     out[`hydration-${cluster}`] = {
       apiVersion: 'modelplane.ai/v1alpha1',
       kind: 'ModelCacheHydration',
