@@ -32,7 +32,7 @@ import { apply, eventually, getObject, kubectl, kubectlOk, kubelet, list, reason
 
 const NAMESPACE = 'e2e-settings';
 /** childName("mp", "e2e-settings"): the team's namespace on every workload cluster. */
-const TEAM = workloadNamespace('PerTeam', NAMESPACE);
+const TEAM = workloadNamespace('PerTeam', NAMESPACE, 'settings-a');
 const CLUSTER = 'settings-a';
 const LABELS = { 'modelplane.ai/tier': 'e2e-settings' };
 const PER_TEAM_COMPOSITION = 'modelcachehydrations-per-team.modelplane.ai';

@@ -10,6 +10,7 @@ import {
   ORPHAN_ON_DELETE_ANNOTATION,
   cacheNames,
   getString,
+  namespaceOwner,
   newResponse,
   observedResource,
   parseHydrationSettings,
@@ -91,7 +92,7 @@ function decide(
   const gate = clusterGate(spec.clusterName, cluster, previous, artifactName(spec));
   if (!gate.open) return gate.outcome;
   const observed = (key: string): JsonObject | undefined => observedResource(req, key);
-  const where = placeCache(settings.workloadNamespace, xr.namespace, observed);
+  const where = placeCache(settings.workloadNamespace, xr.namespace, gate.cluster.name, observed);
   const stage: Stage = {
     cacheName: spec.cacheName,
     names: cacheNames(xr.namespace, spec.cacheName),
@@ -106,7 +107,7 @@ function decide(
   if (xr.retryRequest !== undefined) stage.retryRequest = xr.retryRequest;
   if (xr.reverifyRequest !== undefined) stage.reverifyRequest = xr.reverifyRequest;
   const outcome = stageSource(stage, spec, secret);
-  placeIn(outcome, where, xr.namespace, gate.cluster.providerConfigName);
+  placeIn(outcome, where, namespaceOwner(settings.workloadNamespace, xr.namespace, gate.cluster.name), gate.cluster.providerConfigName);
   const latched = latchWarning(where, outcome.artifact);
   if (latched) outcome.warnings.push(latched);
   return outcome;

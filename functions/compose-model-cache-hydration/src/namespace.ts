@@ -7,7 +7,6 @@
 // one) goes to the team's namespace.
 
 import {
-  LABEL_NAMESPACE,
   NAMESPACE_POLICIES,
   REMOTE_NAMESPACE,
   WORKLOAD_NAMESPACE_ENV,
@@ -35,13 +34,14 @@ const ANCHORS: readonly string[] = [HF_KEYS.pvc, CLAIM_KEY, OCI_KEYS.result];
 export function placeCache(
   mode: WorkloadNamespaceMode,
   teamNamespace: string,
+  cluster: string,
   observed: (key: string) => JsonObject | undefined,
 ): Placement {
   for (const key of ANCHORS) {
     const staged = getString(observed(key), 'spec', 'forProvider', 'manifest', 'metadata', 'namespace');
-    if (staged !== undefined) return placement(mode, teamNamespace, { staged });
+    if (staged !== undefined) return placement(mode, teamNamespace, cluster, { staged });
   }
-  return placement(mode, teamNamespace);
+  return placement(mode, teamNamespace, cluster);
 }
 
 /**
@@ -49,14 +49,14 @@ export function placeCache(
  * cache's removal must not delete a namespace another uses), and a published
  * mount says where it lives, so the replica puts engine pods there.
  */
-export function placeIn(outcome: Outcome, where: Placement, teamNamespace: string, providerConfig: string): void {
+export function placeIn(outcome: Outcome, where: Placement, owner: { label: string; value: string }, providerConfig: string): void {
   if (where.namespace === REMOTE_NAMESPACE) return;
   if (!outcome.keepObserved) {
     outcome.resources.unshift([
       NAMESPACE_KEY,
       remoteObject({
         providerConfig,
-        manifest: namespaceManifest(where.namespace, teamNamespace, LABEL_NAMESPACE),
+        manifest: namespaceManifest(where.namespace, owner),
         managementPolicies: NAMESPACE_POLICIES,
       }),
     ]);

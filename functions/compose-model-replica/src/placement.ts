@@ -8,7 +8,7 @@
 // deletes a namespace others use.
 
 import {
-  LABEL_NAMESPACE,
+  namespaceOwner,
   NAMESPACE_POLICIES,
   REMOTE_NAMESPACE,
   getString,
@@ -53,12 +53,12 @@ export function placeReplica(options: {
   const found: { cache?: string; staged?: string } = {};
   if (cache) found.cache = mountNamespace(cache.mount);
   if (staged !== undefined) found.staged = staged;
-  const where = placement(settings.workloadNamespace, replica.namespace, found);
+  const where = placement(settings.workloadNamespace, replica.namespace, options.cluster, found);
   const out: ReplicaPlacement = { replica: { ...replica, workloadNamespace: where.namespace } };
   if (where.namespace !== REMOTE_NAMESPACE) {
     out.namespaceObject = remoteObject({
       providerConfig: options.providerConfig,
-      manifest: namespaceManifest(where.namespace, replica.namespace, LABEL_NAMESPACE),
+      manifest: namespaceManifest(where.namespace, namespaceOwner(settings.workloadNamespace, replica.namespace, options.cluster)),
       managementPolicies: NAMESPACE_POLICIES,
     });
   }

@@ -29,7 +29,7 @@ import {
   type ReplicaOptions,
 } from './support.js';
 
-const TEAM = workloadNamespace('PerTeam', NAMESPACE);
+const TEAM = workloadNamespace('PerTeam', NAMESPACE, 'cluster-a');
 const PER_TEAM: JsonObject = { apiVersion: SETTINGS_API_VERSION, kind: 'ReplicaSettings', workloadNamespace: 'PerTeam' };
 const SHARED: JsonObject = { apiVersion: SETTINGS_API_VERSION, kind: 'ReplicaSettings' };
 

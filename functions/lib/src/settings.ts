@@ -10,7 +10,7 @@
 // or a log.
 
 import type { V1ResourceRequirements, V1Toleration } from '@kubernetes/client-node';
-import { HYDRATION_IMAGE, JOB_BACKOFF_LIMIT, JOB_TTL_SECONDS, REMOTE_NAMESPACE, WORKLOAD_NAMESPACE_ENV } from './constants.js';
+import { HYDRATION_IMAGE, JOB_BACKOFF_LIMIT, JOB_TTL_SECONDS, LABEL_CLUSTER, LABEL_NAMESPACE, REMOTE_NAMESPACE, WORKLOAD_NAMESPACE_ENV } from './constants.js';
 import {
   DNS_LABEL,
   InputError,
@@ -47,7 +47,7 @@ export const DEFAULT_CA_KEY = 'ca.crt';
 // ---------------------------------------------------------------------------
 // The workload namespace (architecture decision 4): one place decides it.
 
-export const WORKLOAD_NAMESPACE_MODES = ['Shared', 'PerTeam'] as const;
+export const WORKLOAD_NAMESPACE_MODES = ['Shared', 'PerTeam', 'PerCluster'] as const;
 export type WorkloadNamespaceMode = (typeof WORKLOAD_NAMESPACE_MODES)[number];
 
 /**
@@ -56,9 +56,19 @@ export type WorkloadNamespaceMode = (typeof WORKLOAD_NAMESPACE_MODES)[number];
  * as upstream's newer replica code names it: always a DNS label of at most 63
  * characters (a plain `mp-<ns>` is not, for a namespace over 60 characters),
  * and the hash keeps it off a namespace someone named `mp-<ns>` by hand.
+ * PerCluster: `childName("mp", "cluster", <cluster>)`, one namespace per
+ * InferenceCluster, for platforms that run several InferenceClusters on one
+ * physical cluster (one provider config): each keeps its objects apart.
  */
-export function workloadNamespace(mode: WorkloadNamespaceMode, teamNamespace: string): string {
-  return mode === 'PerTeam' ? childName('mp', teamNamespace) : REMOTE_NAMESPACE;
+export function workloadNamespace(mode: WorkloadNamespaceMode, teamNamespace: string, cluster: string): string {
+  switch (mode) {
+    case 'PerTeam':
+      return childName('mp', teamNamespace);
+    case 'PerCluster':
+      return childName('mp', 'cluster', cluster);
+    case 'Shared':
+      return REMOTE_NAMESPACE;
+  }
 }
 
 /**
@@ -67,9 +77,18 @@ export function workloadNamespace(mode: WorkloadNamespaceMode, teamNamespace: st
  */
 export const NAMESPACE_POLICIES: readonly ManagementPolicy[] = ['Observe', 'Create', 'Update'];
 
-/** The Namespace manifest of a per-team workload namespace, labelled with the team (control-plane) namespace. */
-export function namespaceManifest(name: string, teamNamespace: string, label: string): JsonObject {
-  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [label]: teamNamespace } } };
+/**
+ * The Namespace manifest of a per-team workload namespace, labelled with the
+ * team (control-plane) namespace; of a per-cluster one, with the cluster (every
+ * team's objects there ask for the very same Namespace).
+ */
+export function namespaceManifest(name: string, owner: { label: string; value: string }): JsonObject {
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { [owner.label]: owner.value } } };
+}
+
+/** What a workload namespace's Namespace is labelled with: its team, or (PerCluster) its cluster. */
+export function namespaceOwner(mode: WorkloadNamespaceMode, teamNamespace: string, cluster: string): { label: string; value: string } {
+  return mode === 'PerCluster' ? { label: LABEL_CLUSTER, value: cluster } : { label: LABEL_NAMESPACE, value: teamNamespace };
 }
 
 export interface Placement {
@@ -88,8 +107,13 @@ export interface Placement {
  * already composed, `cache` the namespace a replica's cache is staged in.
  * A value that is not a DNS label was not composed by us, and is not followed.
  */
-export function placement(mode: WorkloadNamespaceMode, teamNamespace: string, found: { cache?: string; staged?: string } = {}): Placement {
-  const configured = workloadNamespace(mode, teamNamespace);
+export function placement(
+  mode: WorkloadNamespaceMode,
+  teamNamespace: string,
+  cluster: string,
+  found: { cache?: string; staged?: string } = {},
+): Placement {
+  const configured = workloadNamespace(mode, teamNamespace, cluster);
   const usable = (ns: string | undefined): ns is string => ns !== undefined && ns.length <= 63 && DNS_LABEL.test(ns);
   const [namespace, because] = usable(found.cache)
     ? [found.cache, 'cache' as const]

@@ -3,6 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import {
+  childName,
   HYDRATION_IMAGE,
   InputError,
   SETTINGS_API_VERSION,
@@ -88,9 +89,12 @@ describe('per-cluster overrides', () => {
 });
 
 describe('the workload namespace', () => {
-  it('is default when shared, childName("mp", ns) per team', () => {
-    expect(workloadNamespace('Shared', 'ml-team')).toBe('default');
-    expect(workloadNamespace('PerTeam', 'ml-team')).toBe('mp-ml-team-51733');
+  it('is default when shared, childName("mp", ns) per team, childName("mp", "cluster", cluster) per cluster', () => {
+    expect(workloadNamespace('Shared', 'ml-team', 'us-east')).toBe('default');
+    expect(workloadNamespace('PerTeam', 'ml-team', 'us-east')).toBe('mp-ml-team-51733');
+    expect(workloadNamespace('PerCluster', 'ml-team', 'us-east')).toBe(childName('mp', 'cluster', 'us-east'));
+    expect(workloadNamespace('PerCluster', 'other-team', 'us-east')).toBe(workloadNamespace('PerCluster', 'ml-team', 'us-east'));
+    expect(workloadNamespace('PerCluster', 'ml-team', 'ml-team')).not.toBe(workloadNamespace('PerTeam', 'ml-team', 'x'));
   });
 
   it.each([
@@ -116,7 +120,7 @@ describe('the workload namespace', () => {
     ],
     ['not a namespace we could have composed', 'PerTeam', { staged: 'Not_A_Label' }, { namespace: 'mp-ml-team-51733' }],
   ] as const)('%s', (_what, mode, found, expected) => {
-    expect(placement(mode, 'ml-team', found)).toEqual(expected);
+    expect(placement(mode, 'ml-team', 'us-east', found)).toEqual(expected);
   });
 
   it('a mount names it, or is in default', () => {

@@ -102,7 +102,12 @@ export function answer(
     encoded = encodeResponse(rsp);
   }
   const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-  logger.info('RunFunction', { ...summarize(req, rsp), bytes: bytes.length, durationMs: Math.round(durationMs * 1000) / 1000 });
+  logger.info('RunFunction', {
+    ...summarize(req, rsp),
+    bytes: bytes.length,
+    responseBytes: encoded.length,
+    durationMs: Math.round(durationMs * 1000) / 1000,
+  });
   if (logger.debugEnabled) {
     logger.debug('RunFunction detail', {
       tag: req.meta?.tag,
