@@ -91,7 +91,10 @@ function cacheFirstCompose(n: number): RunFunctionRequest {
 
 /** A shard's spec as its cache stamps it, observed with the uid Crossplane gives it. */
 function shardXr(shard: JsonObject, index: number): JsonObject {
-  return { ...shard, metadata: { ...(shard['metadata'] as JsonObject), uid: `00000000-0000-4000-8000-shard${String(index).padStart(7, '0')}` } };
+  return {
+    ...shard,
+    metadata: { ...(shard['metadata'] as JsonObject), uid: `00000000-0000-4000-8000-shard${String(index).padStart(7, '0')}` },
+  };
 }
 
 /** The children of one shard, steady: each of its listed clusters' child observed Ready, owned by it. */
@@ -123,7 +126,9 @@ const MAX_SHARD = 100;
 
 /** One shard at rest with min(N, 100) Ready children: the call a fleet of any size makes most. */
 function shardSteady(n: number): RunFunctionRequest {
-  const first = HANDLERS['compose-model-cache'](request(modelCache(Math.min(n, MAX_SHARD), false), { clusters: clusters(Math.min(n, MAX_SHARD)), replicas: [] }));
+  const first = HANDLERS['compose-model-cache'](
+    request(modelCache(Math.min(n, MAX_SHARD), false), { clusters: clusters(Math.min(n, MAX_SHARD)), replicas: [] }),
+  );
   const xr = shardXr(Object.values(first.desired?.resources ?? {})[0]!.resource as JsonObject, 0);
   const observed = shardChildren(xr);
   const rsp = HANDLERS['compose-model-cache'](request(xr, {}, observed));

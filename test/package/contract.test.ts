@@ -78,12 +78,16 @@ describe('the two XRDs enforce the same shared fields', () => {
 // The shard between them (docs/design/fleet.md) carries the child's spec fields, the cache's entries, and, while a
 // cluster is handed over, the child's status to inherit: each exactly as the XR that owns it defines it.
 describe('the shard XRD enforces what its cache and its children enforce', () => {
-  const withoutDescription = (node: SchemaNode): SchemaNode => ({ ...node, description: undefined } as SchemaNode);
+  const withoutDescription = (node: SchemaNode): SchemaNode => ({ ...node, description: undefined }) as SchemaNode;
   it.each<[string, SchemaNode, SchemaNode]>([
     ...(['source', 'huggingFace', 'oci', 'persistentVolumeClaim', 'authSecret', 'cacheName'] as const).map(
       (field): [string, SchemaNode, SchemaNode] => [`spec.${field}`, at(shardSchema, 'spec', field), at(child, 'spec', field)],
     ),
-    ['status.clusters[] (the entries the cache copies)', at(shardSchema, 'status', 'clusters', '[]'), at(parent, 'status', 'clusters', '[]')],
+    [
+      'status.clusters[] (the entries the cache copies)',
+      at(shardSchema, 'status', 'clusters', '[]'),
+      at(parent, 'status', 'clusters', '[]'),
+    ],
     [
       'spec.clusters[].inheritedStatus, the child’s status without the hand-over’s own word',
       withoutDescription(at(shardSchema, 'spec', 'clusters', '[]', 'inheritedStatus')),

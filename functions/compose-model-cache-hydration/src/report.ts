@@ -103,7 +103,11 @@ export function report(
   const observedCanDelete = (key: string): boolean => canDeleteRemote(observedResource(req, key));
   let orphanOnDelete: boolean | undefined;
   if (handOver.orphanOnDelete) orphanOnDelete = observedKeys(req).every((key) => !observedCanDelete(key));
-  else if (Object.entries(rsp.desired?.resources ?? {}).some(([key, d]) => canDeleteRemote(d.resource) && !observedCanDelete(key) && observedResource(req, key) !== undefined))
+  else if (
+    Object.entries(rsp.desired?.resources ?? {}).some(
+      ([key, d]) => canDeleteRemote(d.resource) && !observedCanDelete(key) && observedResource(req, key) !== undefined,
+    )
+  )
     orphanOnDelete = false;
 
   // The contract is published only when Ready, and only if it is inside the

@@ -55,7 +55,8 @@ export function parseSpec(xr: Composite): HydrationSpec {
   if (authSecret) spec.authSecret = authSecret;
   const inherited = specObject['inheritedStatus'];
   if (inherited !== undefined && inherited !== null) {
-    if (!isObject(inherited)) throw new InputError('spec.inheritedStatus', 'must be an object: the status of the ModelCacheHydration this one replaces');
+    if (!isObject(inherited))
+      throw new InputError('spec.inheritedStatus', 'must be an object: the status of the ModelCacheHydration this one replaces');
     spec.inheritedStatus = inherited;
   }
   return spec;

@@ -22,7 +22,9 @@ function annotated(xr: TestResource, annotations: Record<string, string>): TestR
 }
 
 const policies = (rsp: TestResponse) =>
-  Object.fromEntries(Object.entries(desiredResources(rsp)).map(([key, object]) => [key, (object['spec'] as JsonObject)['managementPolicies']]));
+  Object.fromEntries(
+    Object.entries(desiredResources(rsp)).map(([key, object]) => [key, (object['spec'] as JsonObject)['managementPolicies']]),
+  );
 
 /** The status a Ready HuggingFace hydration had, as its parent hands it on. */
 const READY_STATUS: JsonObject = {
@@ -69,7 +71,9 @@ describe('orphan on delete', () => {
     const calledOff = await run(resolved({ xr: hydration(HF), observed }));
     expect(compositeStatus(calledOff)['orphanOnDelete']).toBe(false);
     expect(policies(calledOff)['pvc']).toBeUndefined(); // the default again, Delete included
-    const restored = await run(resolved({ xr: hydration(HF), observed: observeAll(calledOff, (key) => (key === 'pvc' ? bound : undefined)) }));
+    const restored = await run(
+      resolved({ xr: hydration(HF), observed: observeAll(calledOff, (key) => (key === 'pvc' ? bound : undefined)) }),
+    );
     expect(compositeStatus(restored)).not.toHaveProperty('orphanOnDelete');
   });
 
@@ -89,7 +93,14 @@ describe('a hydration that inherits a status', () => {
     expect(((desiredResources(rsp)['pvc']!['spec'] as JsonObject)['forProvider'] as JsonObject)['manifest']).toMatchObject({
       metadata: { name: NAMES.pvc },
     });
-    expect(compositeStatus(rsp)).toMatchObject({ phase: 'Ready', mount: HF_MOUNT, staged: REPO, sizeGiB: 20, verified: true, commit: COMMIT });
+    expect(compositeStatus(rsp)).toMatchObject({
+      phase: 'Ready',
+      mount: HF_MOUNT,
+      staged: REPO,
+      sizeGiB: 20,
+      verified: true,
+      commit: COMMIT,
+    });
     expect(results(rsp)).toEqual([]); // no "Staging", no "is ready": it was Ready, and is
   });
 
@@ -126,9 +137,21 @@ describe('a hydration that inherits a status', () => {
 
   it('keeps a claim source Ready until the claim is reported', async () => {
     const cluster = inferenceCluster('cluster-a', { providerConfig: 'cluster-a-pc' });
-    const inherited = { phase: 'Ready', staged: 'claim qwen-weights', accessModes: ['ReadOnlyMany'], mount: { volumes: [], volumeMounts: [], env: [] } };
+    const inherited = {
+      phase: 'Ready',
+      staged: 'claim qwen-weights',
+      accessModes: ['ReadOnlyMany'],
+      mount: { volumes: [], volumeMounts: [], env: [] },
+    };
     const rsp = await run(
-      resolved({ xr: hydration({ source: 'PersistentVolumeClaim', persistentVolumeClaim: { claimName: 'qwen-weights' }, inheritedStatus: inherited }), cluster }),
+      resolved({
+        xr: hydration({
+          source: 'PersistentVolumeClaim',
+          persistentVolumeClaim: { claimName: 'qwen-weights' },
+          inheritedStatus: inherited,
+        }),
+        cluster,
+      }),
     );
     expect(compositeStatus(rsp)).toMatchObject({ phase: 'Ready', accessModes: ['ReadOnlyMany'] });
   });

@@ -92,7 +92,8 @@ export function composeCache(req: RunFunctionRequest): RunFunctionResponse {
   const steps = handOverSteps(handOvers);
   const members = new Map<string, ShardMemberSpec>();
   for (const plan of plans) {
-    if (plan.action === 'member') members.set(plan.cluster, plan.keep === undefined ? { name: plan.cluster } : { name: plan.cluster, keep: plan.keep });
+    if (plan.action === 'member')
+      members.set(plan.cluster, plan.keep === undefined ? { name: plan.cluster } : { name: plan.cluster, keep: plan.keep });
     if (plan.action === 'handover' && steps.get(plan.cluster) === 'list') {
       members.set(plan.cluster, { name: plan.cluster, inheritedStatus: inheritableStatus(plan.child) });
     }
@@ -223,7 +224,9 @@ function rollUp(
       case 'upgrade': {
         // Not what the old layout last said (it may have said Ready): the child re-stages in the hub layout,
         // and a cluster is never reported Ready before its child is.
-        const entry = plan.child ? childEntry(cache, plan.cluster, plan.child) : { name: plan.cluster, state: { phase: 'Pending' as const } };
+        const entry = plan.child
+          ? childEntry(cache, plan.cluster, plan.child)
+          : { name: plan.cluster, state: { phase: 'Pending' as const } };
         entries.push({ ...entry, note: plan.note });
         break;
       }
@@ -237,7 +240,10 @@ function childEntry(cache: ModelCache, cluster: string, child: JsonObject): Clus
   const state: ClusterCacheState =
     typeof getIn(status, 'phase') === 'string'
       ? readCacheState(status)
-      : { phase: 'Pending', message: `waiting for ModelCacheHydration ${hydrationName(cache.namespace, cache.name, cluster)} to report its status` };
+      : {
+          phase: 'Pending',
+          message: `waiting for ModelCacheHydration ${hydrationName(cache.namespace, cache.name, cluster)} to report its status`,
+        };
   const entry: ClusterEntry = { name: cluster, state };
   const token = conditionOf(child, CHILD_CONDITION);
   if (token?.reason === AUTH_MISSING_REASON && token.status !== 'True') {

@@ -9,7 +9,16 @@
 //   2. once every one of them is observed without Delete, drop them (their
 //      remote objects stay) and stamp the child, which adopts the same PVC.
 
-import { OBSERVE_ONLY, canDeleteRemote, getObject, isReady, keepObservedObject, managementPoliciesOf, withoutDelete, type JsonObject } from '#lib';
+import {
+  OBSERVE_ONLY,
+  canDeleteRemote,
+  getObject,
+  isReady,
+  keepObservedObject,
+  managementPoliciesOf,
+  withoutDelete,
+  type JsonObject,
+} from '#lib';
 import { legacyKey, type LegacyKind, type LegacyObjects } from './observed.js';
 
 /** Ready to hand over: every legacy Object of the cluster is observed unable to delete its remote object. */

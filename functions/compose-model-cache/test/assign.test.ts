@@ -101,10 +101,7 @@ describe('assignShards', () => {
   it('never moves a cluster as the fleet grows: 1,000 clusters added to 150 keep their shards', () => {
     const first = assignShards(observed(), names('c', 150));
     const before = new Map(first.flatMap((p) => p.members.map((m): [string, number] => [m, p.index])));
-    const grown = assignShards(
-      observed(...first.map((p) => shard(p.index, p.members))),
-      [...names('c', 150), ...names('n', 1000)],
-    );
+    const grown = assignShards(observed(...first.map((p) => shard(p.index, p.members))), [...names('c', 150), ...names('n', 1000)]);
     for (const plan of grown) {
       for (const member of plan.members) if (before.has(member)) expect(plan.index).toBe(before.get(member));
       expect(plan.members.length).toBeLessThanOrEqual(100);

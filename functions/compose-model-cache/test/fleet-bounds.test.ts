@@ -83,7 +83,9 @@ describe('10,000 clusters, the design point', () => {
 describe('a fleet that fits the bound', () => {
   it('lists every cluster with its mount, up to 100', async () => {
     const clusters = names(100).map((name) => cluster(name));
-    const children = Object.fromEntries(names(100).map((name): [string, ChildReport] => [name, { phase: 'Ready', mount: HF_MOUNT, reason: 'Staged' }]));
+    const children = Object.fromEntries(
+      names(100).map((name): [string, ChildReport] => [name, { phase: 'Ready', mount: HF_MOUNT, reason: 'Staged' }]),
+    );
     const status = compositeStatus((await reconcileFleet(client, { clusters, children })).cache);
     expect(status['summary']).toMatchObject({ ready: '100/100', listed: 'All', shards: 1 });
     expect((status['clusters'] as JsonObject[]).every((e) => e['mount'] !== undefined)).toBe(true);

@@ -6,7 +6,15 @@
 // by hand, so a test of the cache's roll-up is also a test of the shard's.
 
 import { KIND, MODELPLANE_API_VERSION, SHARD_CAPACITY, readComposite, type JsonObject } from '#lib';
-import { compositeStatus, desiredResources, request, type FunctionClient as TestClient, type TestRequest, type TestResource, type TestResponse } from '#testing';
+import {
+  compositeStatus,
+  desiredResources,
+  request,
+  type FunctionClient as TestClient,
+  type TestRequest,
+  type TestResource,
+  type TestResponse,
+} from '#testing';
 import { resolveFootprint } from '../src/footprint.js';
 import { stampShard } from '../src/shards.js';
 import { parseModelCache } from '../src/spec.js';
@@ -44,7 +52,10 @@ function observedShard(key: string, desired: JsonObject, rsp: TestResponse): Tes
     resource: {
       ...desired,
       metadata: { ...(desired['metadata'] as JsonObject), uid: uidOf(key) },
-      status: { ...compositeStatus(rsp), conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', reason: ready ? 'Available' : 'Creating' }] },
+      status: {
+        ...compositeStatus(rsp),
+        conditions: [{ type: 'Ready', status: ready ? 'True' : 'False', reason: ready ? 'Available' : 'Creating' }],
+      },
     },
   };
 }
@@ -66,13 +77,21 @@ function childrenOf(key: string, shard: JsonObject, world: World, holders: Holde
     const child = isResource(given) ? given : observedChild(cluster, given);
     const metadata = child.resource['metadata'] as JsonObject;
     out[`hydration-${cluster}`] = {
-      resource: { ...child.resource, metadata: { ...metadata, ownerReferences: [{ kind: KIND.ModelCacheShard, uid: uidOf(key), controller: true }] } },
+      resource: {
+        ...child.resource,
+        metadata: { ...metadata, ownerReferences: [{ kind: KIND.ModelCacheShard, uid: uidOf(key), controller: true }] },
+      },
     };
   }
   return out;
 }
 
-async function reconcileShards(client: TestClient, cache: TestResponse, world: World, holders: Holders): Promise<Record<string, TestResponse>> {
+async function reconcileShards(
+  client: TestClient,
+  cache: TestResponse,
+  world: World,
+  holders: Holders,
+): Promise<Record<string, TestResponse>> {
   const out: Record<string, TestResponse> = {};
   for (const [key, desired] of Object.entries(desiredResources(cache))) {
     if (desired['kind'] !== KIND.ModelCacheShard) continue;
@@ -133,7 +152,7 @@ function merge(cache: TestResponse, shards: Record<string, TestResponse>): TestR
     if (!(key in shards)) resources[key] = value;
   }
   for (const rsp of Object.values(shards)) Object.assign(resources, rsp.desired?.resources ?? {});
-  return { ...cache, desired: { ...cache.desired, resources } } as TestResponse;
+  return { ...cache, desired: { ...cache.desired, resources } };
 }
 
 /** A shard XR as its cache stamps it: `members` by name (or full entries), the default HuggingFace source. */

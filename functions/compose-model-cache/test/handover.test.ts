@@ -36,7 +36,11 @@ function flatChild(cluster: string, orphanOnDelete?: boolean, report: ChildRepor
 }
 
 /** The cache's shard as observed: its spec as the cache asked, its status as its own reconcile left it. */
-async function observedShardOf(rsp: TestResponse, required: Record<string, JsonObject[]> = {}, resources: Record<string, TestResource> = {}): Promise<TestResource> {
+async function observedShardOf(
+  rsp: TestResponse,
+  required: Record<string, JsonObject[]> = {},
+  resources: Record<string, TestResource> = {},
+): Promise<TestResource> {
   const shard = desiredResources(rsp)['shard-0']!;
   const composite = { resource: { ...shard, metadata: { ...(shard['metadata'] as JsonObject), uid: 'uid-shard-0' } } };
   const requiredResources = Object.fromEntries(Object.entries(required).map(([k, v]) => [k, items(...v)]));
@@ -60,15 +64,17 @@ async function run(observed: Record<string, TestResource>, clusters = [cluster('
     if (orphanOnDelete === undefined && !staying.has(key.slice('hydration-'.length))) continue; // a plain leave
     expect(orphanOnDelete, `${key} dropped before it orphans on delete`).toBe(true);
     const listed = (((observed['shard-0']?.resource['spec'] as JsonObject | undefined)?.['clusters'] ?? []) as JsonObject[]).find(
-      (m) => `hydration-${String(m['name'])}` === key,
+      (m) => `hydration-${m['name'] as string}` === key,
     );
     expect(listed?.['inheritedStatus'], `${key} dropped before its shard lists it`).toBeDefined();
   }
   return rsp;
 }
 
-const annotations = (rsp: TestResponse, key: string) => (desiredResources(rsp)[key]?.['metadata'] as JsonObject | undefined)?.['annotations'];
-const members = (rsp: TestResponse) => ((desiredResources(rsp)['shard-0']?.['spec'] as JsonObject | undefined)?.['clusters'] ?? []) as JsonObject[];
+const annotations = (rsp: TestResponse, key: string) =>
+  (desiredResources(rsp)[key]?.['metadata'] as JsonObject | undefined)?.['annotations'];
+const members = (rsp: TestResponse) =>
+  ((desiredResources(rsp)['shard-0']?.['spec'] as JsonObject | undefined)?.['clusters'] ?? []) as JsonObject[];
 
 describe('a Ready child of the layout before shards moves to a shard in three steps', () => {
   it('orphans, is listed with its status to inherit, is released, and its cluster reads Ready throughout', async () => {
@@ -87,7 +93,10 @@ describe('a Ready child of the layout before shards moves to a shard in three st
     expect(compositeStatus(r2)['clusters']).toEqual([{ name: 'a', phase: 'Ready', mount: HF_MOUNT }]);
 
     // The shard waits: the cache still controls the old child.
-    const oldChild = { ...flatChild('a', true).resource, metadata: { name: 'x', ownerReferences: [{ controller: true, uid: 'uid-of-the-cache' }] } };
+    const oldChild = {
+      ...flatChild('a', true).resource,
+      metadata: { name: 'x', ownerReferences: [{ controller: true, uid: 'uid-of-the-cache' }] },
+    };
     const shard3 = await observedShardOf(r2, { 'hand-over-a': [oldChild] });
     expect(((shard3.resource['status'] as JsonObject)['clusters'] as JsonObject[])[0]).toMatchObject({ phase: 'Ready' });
 
@@ -121,7 +130,10 @@ describe('a Ready child of the layout before shards moves to a shard in three st
   it('moves 50 clusters at a time: the rest stay as they are, not orphaned, until their turn', async () => {
     const names = Array.from({ length: 60 }, (_, i) => `c${String(i).padStart(2, '0')}`);
     const observed = Object.fromEntries(names.map((n) => [`hydration-${n}`, flatChild(n)]));
-    const rsp = await run(observed, names.map((n) => cluster(n)));
+    const rsp = await run(
+      observed,
+      names.map((n) => cluster(n)),
+    );
     const annotated = names.filter((n) => annotations(rsp, `hydration-${n}`) !== undefined);
     expect(annotated).toEqual(names.slice(0, 50));
     expect(names.every((n) => `hydration-${n}` in desiredResources(rsp))).toBe(true);

@@ -7,17 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { cacheNames, childName, claimMount, huggingFaceMount, ociImageMount, ociModelArtifactMount, toJson, type JsonObject } from '#lib';
 import { compositeStatus, condition, desiredResources, request, serveForFile, type TestResponse } from '#testing';
-import {
-  CACHE,
-  CLAIM_SPEC,
-  NAMESPACE,
-  OCI_SPEC,
-  cacheXr,
-  cluster,
-  expectWellFormed,
-  summaryOf,
-  type ChildReport,
-} from './fixtures.js';
+import { CACHE, CLAIM_SPEC, NAMESPACE, OCI_SPEC, cacheXr, cluster, expectWellFormed, summaryOf, type ChildReport } from './fixtures.js';
 import { lifecycle, type Step } from './fleet.js';
 
 const served = serveForFile('compose-model-cache');

@@ -5,7 +5,16 @@
 
 import { describe, expect, it } from 'vitest';
 import { KIND, MODELPLANE_API_VERSION, cacheNames, hydrationName, huggingFaceMount, toJson, type JsonObject } from '#lib';
-import { compositeStatus, condition, desiredResources, inProcessClient, items, request, type TestResource, type TestResponse } from '#testing';
+import {
+  compositeStatus,
+  condition,
+  desiredResources,
+  inProcessClient,
+  items,
+  request,
+  type TestResource,
+  type TestResponse,
+} from '#testing';
 import { compose } from '../src/fn.js';
 import { CACHE, NAMESPACE, childSpec, expectWellFormed, observedChild, type ChildReport } from './fixtures.js';
 import { shardXr } from './fleet.js';
@@ -21,7 +30,11 @@ function child(cluster: string, report: ChildReport, spec?: JsonObject): TestRes
   return { resource: { ...observed.resource, metadata: { ...metadata, ownerReferences: [{ controller: true, uid: 'uid-shard-0' }] } } };
 }
 
-async function run(xr: TestResource, resources: Record<string, TestResource> = {}, required?: Record<string, JsonObject[]>): Promise<TestResponse> {
+async function run(
+  xr: TestResource,
+  resources: Record<string, TestResource> = {},
+  required?: Record<string, JsonObject[]>,
+): Promise<TestResponse> {
   const requiredResources = required ? Object.fromEntries(Object.entries(required).map(([k, v]) => [k, items(...v)])) : undefined;
   const rsp = await client.run(request({ observed: { composite: xr, resources }, ...(requiredResources ? { requiredResources } : {}) }));
   expectWellFormed(rsp);
@@ -71,7 +84,11 @@ describe('stamping', () => {
     expect(rsp.desired?.composite?.ready).toBe('READY_TRUE');
     const partly = await run(shardXr(['a', 'b']), { 'hydration-a': child('a', READY) });
     expect(partly.desired?.composite?.ready).toBe('READY_FALSE');
-    expect(condition(partly, 'ArtifactReady')).toEqual({ status: 'STATUS_CONDITION_FALSE', reason: 'Partial', message: '1/2 clusters ready' });
+    expect(condition(partly, 'ArtifactReady')).toEqual({
+      status: 'STATUS_CONDITION_FALSE',
+      reason: 'Partial',
+      message: '1/2 clusters ready',
+    });
   });
 });
 
@@ -104,17 +121,33 @@ describe('what the shard is told to keep and to drop', () => {
 });
 
 describe('taking a cluster over from the layout before shards', () => {
-  const inherited: JsonObject = { phase: 'Ready', mount: HF_MOUNT, staged: 'Qwen/Qwen3-0.6B', sizeGiB: 20, attempts: 1, attemptsFor: 'Qwen/Qwen3-0.6B' };
+  const inherited: JsonObject = {
+    phase: 'Ready',
+    mount: HF_MOUNT,
+    staged: 'Qwen/Qwen3-0.6B',
+    sizeGiB: 20,
+    attempts: 1,
+    attemptsFor: 'Qwen/Qwen3-0.6B',
+  };
   const member = { name: 'a', inheritedStatus: inherited };
   const oldChild = (controller: string): JsonObject => ({
     ...observedChild('a', READY).resource,
-    metadata: { name: hydrationName(NAMESPACE, CACHE, 'a'), namespace: NAMESPACE, ownerReferences: [{ controller: true, uid: controller }] },
+    metadata: {
+      name: hydrationName(NAMESPACE, CACHE, 'a'),
+      namespace: NAMESPACE,
+      ownerReferences: [{ controller: true, uid: controller }],
+    },
   });
 
   it('asks for the child it is to take over by name, and changes nothing until it is fetched', async () => {
     const rsp = await run(shardXr([member, 'b']));
     expect(rsp.requirements?.resources).toEqual({
-      'hand-over-a': { apiVersion: MODELPLANE_API_VERSION, kind: 'ModelCacheHydration', matchName: hydrationName(NAMESPACE, CACHE, 'a'), namespace: NAMESPACE },
+      'hand-over-a': {
+        apiVersion: MODELPLANE_API_VERSION,
+        kind: 'ModelCacheHydration',
+        matchName: hydrationName(NAMESPACE, CACHE, 'a'),
+        namespace: NAMESPACE,
+      },
     });
     expect(rsp.desired?.resources).toEqual({});
     expect(rsp.desired?.composite).toBeUndefined();
@@ -143,7 +176,9 @@ describe('taking a cluster over from the layout before shards', () => {
   });
 
   it('reports the new child’s own status, not the inherited one, once it has one, and lists it as composed', async () => {
-    const rsp = await run(shardXr([member]), { 'hydration-a': child('a', { phase: 'Hydrating', message: 'verifying', reason: 'Hydrating' }) });
+    const rsp = await run(shardXr([member]), {
+      'hydration-a': child('a', { phase: 'Hydrating', message: 'verifying', reason: 'Hydrating' }),
+    });
     expect(rsp.requirements).toBeUndefined();
     expect(entries(rsp)).toEqual([{ name: 'a', phase: 'Hydrating', message: 'verifying' }]);
     expect(compositeStatus(rsp)['composed']).toEqual(['a']);
@@ -169,7 +204,9 @@ describe('the roll-up', () => {
   });
 
   it('cuts a child’s message to 512 characters: a parent never grows past its bound', async () => {
-    const rsp = await run(shardXr(['a']), { 'hydration-a': child('a', { phase: 'Failed', message: 'x'.repeat(5000), reason: 'HydrationFailed' }) });
+    const rsp = await run(shardXr(['a']), {
+      'hydration-a': child('a', { phase: 'Failed', message: 'x'.repeat(5000), reason: 'HydrationFailed' }),
+    });
     const message = entries(rsp)[0]!['message'] as string;
     expect(message).toHaveLength(512);
     expect(message.endsWith('…')).toBe(true);
@@ -189,7 +226,11 @@ describe('a malformed shard is refused naming the field', () => {
     ['a cluster listed twice', shardXr(['a', 'a']), 'spec.clusters[1].name lists cluster a twice'],
     ['a cluster name that is not a DNS label', shardXr(['Bad_Name']), 'spec.clusters[0].name must be'],
     ['no clusters', shardXr([], { clusters: undefined }), 'spec.clusters is required'],
-    ['an inherited status that is not an object', shardXr([{ name: 'a', inheritedStatus: 'Ready' }]), 'spec.clusters[0].inheritedStatus must be an object'],
+    [
+      'an inherited status that is not an object',
+      shardXr([{ name: 'a', inheritedStatus: 'Ready' }]),
+      'spec.clusters[0].inheritedStatus must be an object',
+    ],
     [
       'a token reference into another namespace',
       shardXr(['a'], { authSecret: { name: 'tok', namespace: 'other-team' } }),

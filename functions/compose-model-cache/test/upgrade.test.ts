@@ -16,17 +16,7 @@ import {
   type TestResponse,
 } from '#testing';
 import { compose } from '../src/fn.js';
-import {
-  CACHE,
-  NAMESPACE,
-  cacheRequest,
-  cacheXr,
-  childSpec,
-  cluster,
-  expectWellFormed,
-  lastStatus,
-  replica,
-} from './fixtures.js';
+import { CACHE, NAMESPACE, cacheRequest, cacheXr, childSpec, cluster, expectWellFormed, lastStatus, replica } from './fixtures.js';
 import { reconcileFleet } from './fleet.js';
 
 const client = inProcessClient('compose-model-cache', compose);
@@ -34,7 +24,9 @@ const client = inProcessClient('compose-model-cache', compose);
 /** The shard a cache's response desires, reconciled with no children yet. */
 async function shardOf(rsp: TestResponse): Promise<TestResponse> {
   const shard = desiredResources(rsp)['shard-0']!;
-  return client.run(request({ observed: { composite: { resource: { ...shard, metadata: { ...(shard['metadata'] as JsonObject), uid: 'u' } } } } }));
+  return client.run(
+    request({ observed: { composite: { resource: { ...shard, metadata: { ...(shard['metadata'] as JsonObject), uid: 'u' } } } } }),
+  );
 }
 const names = cacheNames(NAMESPACE, CACHE);
 const TOKEN = 'aGYtdG9rZW4tdmFsdWU=';

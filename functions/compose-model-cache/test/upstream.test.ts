@@ -73,7 +73,7 @@ const CASES: Case[] = [
   },
   {
     name: 'HuggingFace revision and auth secret wire --revision and HF_TOKEN',
-    req: ({ xr: cacheXr(WITH_AUTH) }),
+    req: { xr: cacheXr(WITH_AUTH) },
     expected: {
       desired: { 'hydration-cluster-a': 'READY_UNSPECIFIED' },
       results: [['SEVERITY_NORMAL', 'Staging Qwen/Qwen3-0.6B to 1 clusters: cluster-a']],
@@ -88,9 +88,9 @@ const CASES: Case[] = [
   },
   {
     name: 'EKS cluster PVC sources the EFS class from status.cache',
-    req: ({
+    req: {
       clusters: [cluster('eks-a', { storageClassName: 'modelplane-rwx-efs' })],
-    }),
+    },
     expected: {
       desired: { 'hydration-eks-a': 'READY_UNSPECIFIED' },
       results: [['SEVERITY_NORMAL', 'Staging Qwen/Qwen3-0.6B to 1 clusters: eks-a']],
@@ -102,10 +102,10 @@ const CASES: Case[] = [
   },
   {
     name: 'PVC bound and Job complete reports Ready',
-    req: ({
+    req: {
       xr: cacheXr({}, lastStatus([{ name: 'cluster-a', phase: 'Hydrating' }], false)),
       observed: { 'hydration-cluster-a': observedChild('cluster-a', { phase: 'Ready', mount: HF_MOUNT, reason: 'Staged' }) },
-    }),
+    },
     expected: {
       desired: { 'hydration-cluster-a': 'READY_TRUE' },
       status: { summary: summaryOf('1/1'), clusters: [{ name: 'cluster-a', phase: 'Ready', mount: HF_MOUNT }] },
@@ -116,7 +116,7 @@ const CASES: Case[] = [
   },
   {
     name: 'PVC bound but Job running reports Hydrating',
-    req: ({
+    req: {
       observed: {
         'hydration-cluster-a': observedChild('cluster-a', {
           phase: 'Hydrating',
@@ -124,7 +124,7 @@ const CASES: Case[] = [
           reason: 'Hydrating',
         }),
       },
-    }),
+    },
     expected: {
       desired: { 'hydration-cluster-a': 'READY_UNSPECIFIED' },
       status: {
@@ -138,7 +138,7 @@ const CASES: Case[] = [
   },
   {
     name: 'failed Job reports Failed and takes precedence over PVC binding',
-    req: ({
+    req: {
       xr: cacheXr({}, lastStatus([{ name: 'cluster-a', phase: 'Hydrating' }], false)),
       observed: {
         'hydration-cluster-a': observedChild('cluster-a', {
@@ -147,7 +147,7 @@ const CASES: Case[] = [
           reason: 'HydrationFailed',
         }),
       },
-    }),
+    },
     expected: {
       desired: { 'hydration-cluster-a': 'READY_UNSPECIFIED' },
       conditions: {
@@ -168,13 +168,13 @@ const CASES: Case[] = [
   },
   {
     name: 'one of two clusters ready reports partial',
-    req: ({
+    req: {
       clusters: [cluster('cluster-b'), cluster('cluster-a')],
       observed: {
         'hydration-cluster-a': observedChild('cluster-a', { phase: 'Ready', mount: HF_MOUNT, reason: 'Staged' }),
         'hydration-cluster-b': observedChild('cluster-b', { phase: 'Hydrating', message: 'downloading', reason: 'Hydrating' }),
       },
-    }),
+    },
     expected: {
       desired: { 'hydration-cluster-a': 'READY_TRUE', 'hydration-cluster-b': 'READY_UNSPECIFIED' },
       status: {
@@ -194,10 +194,10 @@ const CASES: Case[] = [
   },
   {
     name: 'hydrated cluster stays Ready after its Job is TTL-cleaned',
-    req: ({
+    req: {
       xr: cacheXr({}, lastStatus([{ name: 'cluster-a', phase: 'Ready', mount: HF_MOUNT }], true)),
       observed: { 'hydration-cluster-a': observedChild('cluster-a', { phase: 'Ready', mount: HF_MOUNT, reason: 'Staged' }) },
-    }),
+    },
     expected: {
       desired: { 'hydration-cluster-a': 'READY_TRUE' },
       status: { summary: summaryOf('1/1'), clusters: [{ name: 'cluster-a', phase: 'Ready', mount: HF_MOUNT }] },
@@ -220,7 +220,7 @@ const CASES: Case[] = [
   },
   {
     name: 'authSecret resolved without the referenced key composes PVC and warns',
-    req: ({
+    req: {
       xr: cacheXr(WITH_AUTH),
       observed: {
         'hydration-cluster-a': observedChild('cluster-a', {
@@ -230,7 +230,7 @@ const CASES: Case[] = [
           reasonMessage: NO_TOKEN,
         }),
       },
-    }),
+    },
     expected: {
       desired: { 'hydration-cluster-a': 'READY_UNSPECIFIED' },
       status: { summary: summaryOf('0/1', { pending: 1 }), clusters: [{ name: 'cluster-a', phase: 'Pending', message: NO_TOKEN }] },
@@ -241,7 +241,7 @@ const CASES: Case[] = [
   },
   {
     name: 'authSecret resolved with an empty token value composes PVC and warns',
-    req: ({
+    req: {
       xr: cacheXr(WITH_AUTH),
       observed: {
         'hydration-cluster-a': observedChild('cluster-a', {
@@ -251,7 +251,7 @@ const CASES: Case[] = [
           reasonMessage: NO_TOKEN,
         }),
       },
-    }),
+    },
     expected: {
       desired: { 'hydration-cluster-a': 'READY_UNSPECIFIED' },
       conditions: { ArtifactReady: [F, 'AuthSecretMissing', `cluster-a: ${NO_TOKEN}`] },
@@ -261,7 +261,7 @@ const CASES: Case[] = [
   },
   {
     name: 'Ready cluster drops the auth Secret with the Job',
-    req: ({
+    req: {
       xr: cacheXr(WITH_AUTH, lastStatus([{ name: 'cluster-a', phase: 'Hydrating' }], false)),
       observed: {
         'hydration-cluster-a': observedChild(
@@ -270,7 +270,7 @@ const CASES: Case[] = [
           childSpec('cluster-a', { huggingFace: { repo: 'Qwen/Qwen3-0.6B', sizeGiB: 20, revision: 'main' }, ...AUTH_REF }),
         ),
       },
-    }),
+    },
     expected: {
       desired: { 'hydration-cluster-a': 'READY_TRUE' },
       conditions: { ArtifactReady: [T, 'Staged'] },
@@ -285,10 +285,10 @@ const CASES: Case[] = [
   },
   {
     name: 'token rotated away after Ready keeps the PVC and stays Ready',
-    req: ({
+    req: {
       xr: cacheXr(WITH_AUTH, lastStatus([{ name: 'cluster-a', phase: 'Ready', mount: HF_MOUNT }], true)),
       observed: { 'hydration-cluster-a': observedChild('cluster-a', { phase: 'Ready', mount: HF_MOUNT, reason: 'Staged' }) },
-    }),
+    },
     expected: {
       desired: { 'hydration-cluster-a': 'READY_TRUE' },
       status: { summary: summaryOf('1/1'), clusters: [{ name: 'cluster-a', phase: 'Ready', mount: HF_MOUNT }] },
@@ -299,7 +299,7 @@ const CASES: Case[] = [
   },
   {
     name: 'authSecret missing with no clusters reports NoClusters not AuthSecretMissing',
-    req: ({ xr: cacheXr(WITH_AUTH), clusters: [] }),
+    req: { xr: cacheXr(WITH_AUTH), clusters: [] },
     expected: {
       desired: {},
       status: { summary: summaryOf('0/0', { shards: 0 }), clusters: [] },
@@ -315,7 +315,8 @@ const CASES: Case[] = [
 
 describe('upstream ModelCache cases, as the parent sees them', () => {
   it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
-    const rsp = 'raw' in c.req ? await client.run(c.req.raw) : (await reconcileFleet(client, worldOf(c.req, [cluster('cluster-a')]))).merged;
+    const rsp =
+      'raw' in c.req ? await client.run(c.req.raw) : (await reconcileFleet(client, worldOf(c.req, [cluster('cluster-a')]))).merged;
     checkExpected(rsp, c.expected);
     c.more?.(rsp);
   });

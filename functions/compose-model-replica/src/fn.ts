@@ -84,7 +84,11 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   const clusterFound = requiredOne(req, 'cluster');
   const cacheFound = cacheName === undefined ? undefined : requiredOne(req, 'cache');
   const hydrationFound = cacheName === undefined ? undefined : requiredOne(req, 'hydration');
-  if (!clusterFound.fetched || (cacheFound !== undefined && !cacheFound.fetched) || (hydrationFound !== undefined && !hydrationFound.fetched))
+  if (
+    !clusterFound.fetched ||
+    (cacheFound !== undefined && !cacheFound.fetched) ||
+    (hydrationFound !== undefined && !hydrationFound.fetched)
+  )
     return rsp;
 
   const observed = observedResources(req);

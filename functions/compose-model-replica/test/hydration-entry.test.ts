@@ -7,10 +7,26 @@
 import { describe, expect, it } from 'vitest';
 import { huggingFaceMount, type JsonObject } from '#lib';
 import { condition, desiredResources, type TestResponse } from '#testing';
-import { cluster, engineOf, entry, hydration, manifest, modelCache, podTemplates, replica, requestFor, run, standaloneEngine } from './support.js';
+import {
+  cluster,
+  engineOf,
+  entry,
+  hydration,
+  manifest,
+  modelCache,
+  podTemplates,
+  replica,
+  requestFor,
+  run,
+  standaloneEngine,
+} from './support.js';
 
 const HF = huggingFaceMount({ claimName: 'modelcache-ml-team-qwen-17db2', repo: 'Qwen/Qwen3-0.6B' }) as unknown as JsonObject;
-const OTHER = huggingFaceMount({ claimName: 'modelcache-ml-team-qwen-17db2', repo: 'Qwen/Qwen3-0.6B', revision: 'v2' }) as unknown as JsonObject;
+const OTHER = huggingFaceMount({
+  claimName: 'modelcache-ml-team-qwen-17db2',
+  repo: 'Qwen/Qwen3-0.6B',
+  revision: 'v2',
+}) as unknown as JsonObject;
 const TIER = { 'modelplane.ai/tier': 'a100' };
 
 /** A cache selecting the tier, listing `entries`. */
@@ -48,17 +64,26 @@ describe('the cluster’s ModelCacheHydration comes first', () => {
       hydration('qwen', 'cluster-a', { phase: 'Hydrating', message: 're-staging v2' }),
     );
     expect(served(rsp)).toBe(false);
-    expect(accepted(rsp)).toMatchObject({ reason: 'Hydrating', message: 'waiting for ModelCache qwen on cluster-a: Hydrating (re-staging v2)' });
+    expect(accepted(rsp)).toMatchObject({
+      reason: 'Hydrating',
+      message: 'waiting for ModelCache qwen on cluster-a: Hydrating (re-staging v2)',
+    });
   });
 
   it('mounts exactly what the child publishes, not the cache’s older copy', async () => {
-    const rsp = await compose([entry('cluster-a', 'Ready', { mount: HF })], hydration('qwen', 'cluster-a', { phase: 'Ready', mount: OTHER }));
+    const rsp = await compose(
+      [entry('cluster-a', 'Ready', { mount: HF })],
+      hydration('qwen', 'cluster-a', { phase: 'Ready', mount: OTHER }),
+    );
     const pod = podTemplates(manifest(rsp, 'model-serving-main'))[0]!.template;
     expect(engineOf(pod)['env']).toContainEqual({ name: 'MODELPLANE_MODEL_REVISION', value: 'v2' });
   });
 
   it('fails with the child’s own words when it Failed', async () => {
-    const rsp = await compose([], hydration('qwen', 'cluster-a', { phase: 'Failed', message: 'hydration Job failed: BackoffLimitExceeded' }));
+    const rsp = await compose(
+      [],
+      hydration('qwen', 'cluster-a', { phase: 'Failed', message: 'hydration Job failed: BackoffLimitExceeded' }),
+    );
     expect(accepted(rsp)).toMatchObject({ reason: 'HydrationFailed', message: 'hydration Job failed: BackoffLimitExceeded' });
     expect(served(rsp)).toBe(false);
   });

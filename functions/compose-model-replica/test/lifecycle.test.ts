@@ -41,7 +41,10 @@ async function reconcile(xr: ReplicaOptions, cache: JsonObject, observed: Record
   const first = await call(base);
   expect(desiredResources(first)).toEqual({});
   expect(Object.keys(first.requirements?.resources ?? {}).sort()).toEqual(['cache', 'cluster', 'hydration']);
-  return call({ ...base, requiredResources: { cluster: { items: [{ resource: cluster() }] }, cache: { items: [{ resource: cache }] }, hydration: { items: [] } } });
+  return call({
+    ...base,
+    requiredResources: { cluster: { items: [{ resource: cluster() }] }, cache: { items: [{ resource: cache }] }, hydration: { items: [] } },
+  });
 }
 
 const ARGS = ['--model=$(MODELPLANE_MODEL)', '--max-model-len=32768'];

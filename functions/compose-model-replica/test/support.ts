@@ -132,7 +132,12 @@ export function cluster(name = 'cluster-a', options: ClusterOptions = {}): JsonO
 
 /** The cluster's ModelCacheHydration as the replica finds it: its status, as the child reports it. */
 export function hydration(cache: string, cluster: string, status: JsonObject): JsonObject {
-  return { apiVersion: 'modelplane.ai/v1alpha1', kind: 'ModelCacheHydration', metadata: { name: `${cache}-${cluster}`, namespace: NAMESPACE }, status };
+  return {
+    apiVersion: 'modelplane.ai/v1alpha1',
+    kind: 'ModelCacheHydration',
+    metadata: { name: `${cache}-${cluster}`, namespace: NAMESPACE },
+    status,
+  };
 }
 
 export interface EntryOptions {

@@ -10,7 +10,15 @@
 // or a log.
 
 import type { V1ResourceRequirements, V1Toleration } from '@kubernetes/client-node';
-import { HYDRATION_IMAGE, JOB_BACKOFF_LIMIT, JOB_TTL_SECONDS, LABEL_CLUSTER, LABEL_NAMESPACE, REMOTE_NAMESPACE, WORKLOAD_NAMESPACE_ENV } from './constants.js';
+import {
+  HYDRATION_IMAGE,
+  JOB_BACKOFF_LIMIT,
+  JOB_TTL_SECONDS,
+  LABEL_CLUSTER,
+  LABEL_NAMESPACE,
+  REMOTE_NAMESPACE,
+  WORKLOAD_NAMESPACE_ENV,
+} from './constants.js';
 import {
   DNS_LABEL,
   InputError,

@@ -2,7 +2,20 @@
 // as ModelCache carries them and ModelCacheHydration receives them. Parsed
 // once, here, so a value the parent admits is always one the child admits.
 
-import { InputError, array, describe, dnsLabel, dnsSubdomain, integer, object, oneOf, optional, refine, string, type Parser } from './input.js';
+import {
+  InputError,
+  array,
+  describe,
+  dnsLabel,
+  dnsSubdomain,
+  integer,
+  object,
+  oneOf,
+  optional,
+  refine,
+  string,
+  type Parser,
+} from './input.js';
 import { isObject, type JsonObject } from './json.js';
 
 export const SOURCES = ['HuggingFace', 'OCI', 'PersistentVolumeClaim'] as const;
@@ -265,11 +278,19 @@ const authSecretParser = object({ name: dnsSubdomain(), key: optional(secretKey(
  * copy someone else's token onto a workload cluster: it must name the XR's
  * own namespace (or none, meaning that one).
  */
-export function parseAuthSecretRef(value: unknown, field: string, source: ModelSource, ownNamespace: string, kind: string): AuthSecretRef | undefined {
+export function parseAuthSecretRef(
+  value: unknown,
+  field: string,
+  source: ModelSource,
+  ownNamespace: string,
+  kind: string,
+): AuthSecretRef | undefined {
   if (value === undefined || value === null) return undefined;
   const parsed = authSecretParser(value, field);
-  if (source.source !== 'HuggingFace') throw new InputError(field, `applies only to the HuggingFace source (spec.source is ${source.source})`);
+  if (source.source !== 'HuggingFace')
+    throw new InputError(field, `applies only to the HuggingFace source (spec.source is ${source.source})`);
   const namespace = parsed.namespace ?? ownNamespace;
-  if (namespace !== ownNamespace) throw new InputError(`${field}.namespace`, `must be this ${kind}'s own namespace ${ownNamespace} (got ${namespace})`);
+  if (namespace !== ownNamespace)
+    throw new InputError(`${field}.namespace`, `must be this ${kind}'s own namespace ${ownNamespace} (got ${namespace})`);
   return { name: parsed.name, key: parsed.key ?? DEFAULT_TOKEN_KEY, namespace };
 }

@@ -80,7 +80,12 @@ export function composeShard(req: RunFunctionRequest): RunFunctionResponse {
       if (child) desire(rsp, childKey(member.name), keepChild(shard.cache, member.name, child), isReady(child));
       continue;
     }
-    desire(rsp, childKey(member.name), stamp(member.name, member.inheritedStatus ? { inheritedStatus: member.inheritedStatus } : {}), child !== undefined && isReady(child));
+    desire(
+      rsp,
+      childKey(member.name),
+      stamp(member.name, member.inheritedStatus ? { inheritedStatus: member.inheritedStatus } : {}),
+      child !== undefined && isReady(child),
+    );
   }
   // A child neither listed nor dropped stays as it is: only the cache's word drops one.
   const listed = new Set(shard.members.map((member) => member.name));
