@@ -69,11 +69,20 @@ export function hubMarker(artifact: string): string {
 /** The huggingface_hub the Job installs (pip on): the version the script is tested with (`make test`, .venv-hf). */
 export const HUGGINGFACE_HUB_VERSION = '1.33.0';
 
-/** How the Job gets huggingface_hub: pip-installed (pinned, from `indexUrl` when set), or already in the image. */
+/**
+ * How the Job gets huggingface_hub and the script: `Image`, the Modelplane
+ * hydration image carries both (no pip, the script at IMAGE_SCRIPT); `Inline`,
+ * a plain Python image: the script goes in the Job's command, and pip installs
+ * huggingface_hub (pinned, from `indexUrl` when set) unless `pip` is false.
+ */
 export interface HubInstall {
   pip: boolean;
   indexUrl?: string;
+  script?: 'Image' | 'Inline';
 }
+
+/** Where the Modelplane hydration image (images/hydration/) carries hydrate.py. */
+export const IMAGE_SCRIPT = '/opt/modelplane/hydrate.py';
 
 /** The heredoc delimiter the script is passed under; the script never holds this line (a test checks). */
 export const SCRIPT_DELIMITER = 'MODELPLANE_HYDRATE_PY';
@@ -109,23 +118,43 @@ function normalPatterns(patterns: readonly string[] | undefined): string[] {
  * reads whether cached or not. `sizeGiB` (when given) is what the selected
  * files must fit in: the script refuses before downloading anything.
  */
-export function hydrationCommand(
-  source: HuggingFaceSource,
-  install: HubInstall = { pip: true },
-  /** verifyOnly: check the staged copy against `revision` (the commit it was staged at); sizeOnly: report the claim it needs. */
-  options: { verifyOnly?: boolean; sizeOnly?: boolean; revision?: string } = {},
-): string {
-  const marker = hubMarker(artifactOf(source));
-  const once = options.verifyOnly === true || options.sizeOnly === true;
-  const args = [shellQuote(source.repo)];
+/** verifyOnly: check the staged copy against `revision` (the commit it was staged at); sizeOnly: report the claim it needs. */
+export interface ScriptOptions {
+  verifyOnly?: boolean;
+  sizeOnly?: boolean;
+  revision?: string;
+}
+
+/** The script's arguments, each one word (unquoted: the caller quotes them for a shell, or passes them as they are). */
+function scriptArgs(source: HuggingFaceSource, options: ScriptOptions): string[] {
+  const args = [source.repo];
   const revision = options.revision ?? source.revision;
-  if (revision !== undefined) args.push(`--revision=${shellQuote(revision)}`);
-  for (const pattern of normalPatterns(source.include)) args.push(`--include=${shellQuote(pattern)}`);
-  for (const pattern of normalPatterns(source.exclude)) args.push(`--exclude=${shellQuote(pattern)}`);
+  if (revision !== undefined) args.push(`--revision=${revision}`);
+  for (const pattern of normalPatterns(source.include)) args.push(`--include=${pattern}`);
+  for (const pattern of normalPatterns(source.exclude)) args.push(`--exclude=${pattern}`);
   if (source.sizeGiB !== undefined) args.push(`--size-gib=${source.sizeGiB}`);
   if (options.sizeOnly) args.push('--size-only');
-  else args.push(`--marker=${marker}`);
+  else args.push(`--marker=${hubMarker(artifactOf(source))}`);
   if (options.verifyOnly) args.push('--verify-only');
+  return args;
+}
+
+/**
+ * The Job's command: with the Modelplane hydration image, its own script,
+ * every argument one word and no shell (a few hundred bytes, where the script
+ * inlined is 17 kB, and twice that again in what provider-kubernetes mirrors
+ * back); with a plain Python image, the script inlined (hydrationCommand).
+ */
+export function jobCommand(source: HuggingFaceSource, install: HubInstall, options: ScriptOptions = {}): string[] {
+  if (install.script === 'Image') return ['python3', IMAGE_SCRIPT, ...scriptArgs(source, options)];
+  return ['/bin/sh', '-c', hydrationCommand(source, install, options)];
+}
+
+export function hydrationCommand(source: HuggingFaceSource, install: HubInstall = { pip: true }, options: ScriptOptions = {}): string {
+  const marker = hubMarker(artifactOf(source));
+  const once = options.verifyOnly === true || options.sizeOnly === true;
+  // The first argument is the repo; every one quoted as one shell word.
+  const args = scriptArgs(source, options).map((arg, i) => (i === 0 ? shellQuote(arg) : quoteOption(arg)));
   const lines = ['set -e'];
   if (install.pip) {
     const index = install.indexUrl === undefined ? '' : ` --index-url ${shellQuote(install.indexUrl)}`;
@@ -380,7 +409,7 @@ function jobManifest(
             {
               name: CONTAINER,
               image: settings.images.hydration,
-              command: ['/bin/sh', '-c', hydrationCommand(source, settings.install, commandOptions(stage, mode))],
+              command: jobCommand(source, settings.install, commandOptions(stage, mode)),
               env,
               volumeMounts: [{ name: ARTIFACT_VOLUME, mountPath: HYDRATION_MOUNT_PATH }, ...caMounts(settings)],
               ...containerResources(settings),
@@ -507,7 +536,7 @@ function withoutToken(report: ProgressReport | undefined, token: Token): Progres
 }
 
 /** The script's mode: a re-verification checks against the commit the copy was staged at, never a moved branch. */
-function commandOptions(stage: Stage, mode: JobMode): { verifyOnly?: boolean; sizeOnly?: boolean; revision?: string } {
+function commandOptions(stage: Stage, mode: JobMode): ScriptOptions {
   if (mode === 'size') return { sizeOnly: true };
   if (mode !== 'verify') return {};
   return stage.previous.commit === undefined ? { verifyOnly: true } : { verifyOnly: true, revision: stage.previous.commit };
@@ -583,4 +612,13 @@ function reverifyOutcome(
   }
   resources.push(...jobObjects(stage, source, labels, token, { attempt: 1, round }, 'verify'));
   return outcome;
+}
+
+/** The options whose values come from the user: quoted as one shell word each. The others are ours (a number, a path). */
+const USER_OPTIONS = ['--revision=', '--include=', '--exclude='];
+
+/** `--name=value` as one shell word: the name as it is (ours), a user's value quoted. */
+function quoteOption(arg: string): string {
+  const user = USER_OPTIONS.find((option) => arg.startsWith(option));
+  return user === undefined ? arg : `${user}${shellQuote(arg.slice(user.length))}`;
 }

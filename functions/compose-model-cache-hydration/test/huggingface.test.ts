@@ -9,7 +9,6 @@ import { Severity, type JsonObject } from '#lib';
 import { RunFunctionRequest, RunFunctionResponse } from '#lib/sdk';
 import { compositeStatus, condition, desiredResources, inferenceCluster, manifestOf, type TestResponse } from '#testing';
 import { compose } from '../src/fn.js';
-import { hydrationCommand } from '../src/huggingface.js';
 import {
   CLUSTER_A,
   HF,
@@ -106,8 +105,15 @@ describe('upstream cases, ported to the child', () => {
                   containers: [
                     {
                       name: 'hydrate',
-                      image: 'python:3.11-slim',
-                      command: ['/bin/sh', '-c', hydrationCommand({ repo: REPO, sizeGiB: 20 })],
+                      // The Modelplane hydration image carries huggingface_hub and the script: nothing installed, nothing inlined.
+                      image: 'xpkg.upbound.io/modelplane/hydration:v0.1.0',
+                      command: [
+                        'python3',
+                        '/opt/modelplane/hydrate.py',
+                        REPO,
+                        '--size-gib=20',
+                        '--marker=/mnt/artifact/.modelplane-hub-hydrated-fb68f5a6d13f',
+                      ],
                       env: [{ name: 'HF_HUB_CACHE', value: '/mnt/artifact' }, ...REPORT_ENV],
                       volumeMounts: [{ name: 'artifact', mountPath: '/mnt/artifact' }],
                     },
@@ -173,7 +179,13 @@ describe('upstream cases, ported to the child', () => {
     });
     const container = (manifestOf(desired['hydrate']) as { spec: { template: { spec: { containers: JsonObject[] } } } }).spec.template.spec
       .containers[0]!;
-    expect((container['command'] as string[])[2]).toContain(`exec python3 - 'Qwen/Qwen3-0.6B' --revision='main' --size-gib=20 --marker=`);
+    expect((container['command'] as string[]).slice(0, 5)).toEqual([
+      'python3',
+      '/opt/modelplane/hydrate.py',
+      'Qwen/Qwen3-0.6B',
+      '--revision=main',
+      '--size-gib=20',
+    ]);
     expect(container['env']).toEqual([
       { name: 'HF_HUB_CACHE', value: '/mnt/artifact' },
       { name: 'HF_TOKEN', valueFrom: { secretKeyRef: { name: AUTH, key: 'HF_TOKEN' } } },

@@ -223,7 +223,7 @@ describe('sizeGiB resolved on the workload cluster', () => {
     };
     expect(job.metadata['name']).toBe(SIZER);
     expect(job.spec.template.spec.volumes ?? []).toEqual([]);
-    expect((job.spec.template.spec.containers[0]!['command'] as string[])[2]).toContain(`exec python3 - '${REPO}' --size-only <<`);
+    expect(job.spec.template.spec.containers[0]!['command']).toEqual(['python3', '/opt/modelplane/hydrate.py', REPO, '--size-only']);
     expect(compositeStatus(rsp)).toEqual({
       phase: 'Pending',
       message: `sizing the claim for ${REPO} on cluster-a from the hub's listing of the selected files (spec.huggingFace.sizeGiB is not set)`,
@@ -352,8 +352,8 @@ describe('re-verification of a Ready copy (the modelplane.ai/reverify annotation
       spec: { template: { metadata: JsonObject; spec: { containers: JsonObject[] } } };
     };
     expect(job.spec.template.metadata['annotations']).toEqual({ 'modelplane.ai/retry-round': 'reverify:own:r1' });
-    const command = (job.spec.template.spec.containers[0]!['command'] as string[])[2]!;
-    expect(command).toContain(`--revision='${COMMIT}'`);
+    const command = job.spec.template.spec.containers[0]!['command'] as string[];
+    expect(command).toContain(`--revision=${COMMIT}`);
     expect(command).toContain('--verify-only');
   });
 

@@ -61,8 +61,15 @@ export const RESERVED_VOLUME_NAMES: readonly string[] = [SHM_VOLUME, HOME_VOLUME
 /** Where the hydration Job writes the weights (a different path from engines', so they can't be confused). */
 export const HYDRATION_MOUNT_PATH = '/mnt/artifact';
 
-/** The hydration Job's image: it needs only Python and pip to install huggingface_hub. */
-export const HYDRATION_IMAGE = 'python:3.11-slim';
+/**
+ * The hydration Job's image: the Modelplane hydration image (images/hydration/),
+ * Python with the pinned huggingface_hub preinstalled and the script at
+ * /opt/modelplane/hydrate.py, so a Job installs nothing and carries no script.
+ * Its tag is the package version; images/digests.json has its digest.
+ */
+export const HYDRATION_IMAGE = 'xpkg.upbound.io/modelplane/hydration:v0.1.0';
+/** The plain Python image a platform may name instead (the script then goes inline, huggingface_hub from pip). */
+export const STOCK_PYTHON_IMAGE = 'python:3.11-slim';
 
 /** Bounded retries: after three failed pods the Job is Failed and the cluster reports why. */
 export const JOB_BACKOFF_LIMIT = 3;

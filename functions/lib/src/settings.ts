@@ -264,6 +264,10 @@ const nodeSelector = (): Parser<Record<string, string>> => (value, field) => {
   return parsed;
 };
 
+/** Where the hydration Job's script comes from (ClusterSettings.install.script). */
+export const HYDRATION_SCRIPTS = ['Image', 'Inline'] as const;
+export type HydrationScript = (typeof HYDRATION_SCRIPTS)[number];
+
 /** Modes a staged claim may ask for: the hydration Job writes it, so never ReadOnlyMany. */
 export const STAGED_ACCESS_MODES = ['ReadWriteMany', 'ReadWriteOnce', 'ReadWriteOncePod'] as const;
 export type StagedAccessMode = (typeof STAGED_ACCESS_MODES)[number];
@@ -281,7 +285,7 @@ const groups = {
       pullSecrets: optional(array(dnsSubdomain(), { maxItems: 16 })),
     }),
   ),
-  install: optional(object({ pip: optional(boolean()), indexUrl: optional(httpUrl()) })),
+  install: optional(object({ pip: optional(boolean()), indexUrl: optional(httpUrl()), script: optional(oneOf(HYDRATION_SCRIPTS)) })),
   network: optional(
     object({
       hfEndpoint: optional(httpUrl()),
@@ -328,7 +332,12 @@ export interface CaBundle {
 
 export interface ClusterSettings {
   images: { hydration: string; resolver: string; publisher: string; pullSecrets: string[] };
-  install: { pip: boolean; indexUrl?: string };
+  /**
+   * script Image: the image is (a copy of) the Modelplane hydration image, and
+   * carries the script and huggingface_hub. Inline: a plain Python image: the
+   * script goes in the Job's command, pip installs huggingface_hub unless pip is false.
+   */
+  install: { pip: boolean; indexUrl?: string; script: HydrationScript };
   network: { hfEndpoint?: string; httpsProxy?: string; httpProxy?: string; noProxy?: string; caBundle?: CaBundle };
   jobs: {
     resources?: V1ResourceRequirements;
@@ -356,7 +365,7 @@ export interface ReplicaSettings {
 export function defaultClusterSettings(): ClusterSettings {
   return {
     images: { hydration: HYDRATION_IMAGE, resolver: RESOLVER_IMAGE, publisher: PUBLISHER_IMAGE, pullSecrets: [] },
-    install: { pip: true },
+    install: { pip: false, script: 'Image' },
     network: {},
     jobs: { ttlSecondsAfterFinished: JOB_TTL_SECONDS, backoffLimit: JOB_BACKOFF_LIMIT },
     storage: { accessMode: 'ReadWriteMany' },
@@ -413,6 +422,9 @@ function overlay(target: object, patch: object | undefined): void {
 export function settingsFor(settings: HydrationSettings, clusterLabels: Record<string, string>): ClusterSettings {
   const out = defaultClusterSettings();
   const patches = [settings.base, ...settings.clusters.filter((c) => matchesSelector(clusterLabels, c.selector)).map((c) => c.patch)];
+  // An image of the platform's own is a plain Python image unless the settings say otherwise: the
+  // script goes inline and pip installs huggingface_hub, as before the Modelplane image existed.
+  if (patches.some((patch) => patch.images?.hydration !== undefined)) out.install = { pip: true, script: 'Inline' };
   for (const patch of patches) {
     overlay(out.images, patch.images);
     overlay(out.install, patch.install);

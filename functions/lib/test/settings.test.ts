@@ -58,7 +58,8 @@ describe('parsing', () => {
 describe('per-cluster overrides', () => {
   const settings = parseHydrationSettings(
     hydration({
-      images: { pullSecrets: ['fleet'] },
+      // A plain Python image of the platform's own: the script inline, pip on unless an override says otherwise.
+      images: { hydration: 'python:3.11-slim', pullSecrets: ['fleet'] },
       jobs: { nodeSelector: { pool: 'a' }, backoffLimit: 1 },
       clusters: [
         { clusterSelector: { matchLabels: { region: 'eu' } }, images: { pullSecrets: ['eu'] }, jobs: { nodeSelector: { pool: 'eu' } } },
