@@ -12,6 +12,7 @@
 import type { V1ResourceRequirements, V1Toleration } from '@kubernetes/client-node';
 import {
   HYDRATION_IMAGE,
+  STOCK_PYTHON_IMAGE,
   JOB_BACKOFF_LIMIT,
   JOB_TTL_SECONDS,
   LABEL_CLUSTER,
@@ -424,7 +425,12 @@ export function settingsFor(settings: HydrationSettings, clusterLabels: Record<s
   const patches = [settings.base, ...settings.clusters.filter((c) => matchesSelector(clusterLabels, c.selector)).map((c) => c.patch)];
   // An image of the platform's own is a plain Python image unless the settings say otherwise: the
   // script goes inline and pip installs huggingface_hub, as before the Modelplane image existed.
-  if (patches.some((patch) => patch.images?.hydration !== undefined)) out.install = { pip: true, script: 'Inline' };
+  // Asking for pip (install.pip true, or an index) without naming an image asks for that same path,
+  // on the stock Python image: never a setting silently ignored by an image that needs no pip.
+  const ownImage = patches.some((patch) => patch.images?.hydration !== undefined);
+  const wantsPip = patches.some((patch) => patch.install?.pip === true || patch.install?.indexUrl !== undefined);
+  if (ownImage || wantsPip) out.install = { pip: true, script: 'Inline' };
+  if (!ownImage && wantsPip) out.images.hydration = STOCK_PYTHON_IMAGE;
   for (const patch of patches) {
     overlay(out.images, patch.images);
     overlay(out.install, patch.install);

@@ -82,6 +82,30 @@ describe('per-cluster overrides', () => {
     expect(s.install.pip).toBe(pip);
   });
 
+  it.each<[string, object, { image: string; pip: boolean; script: string }]>([
+    ['no input: the Modelplane image, its own script, no pip', {}, { image: 'xpkg.upbound.io/modelplane/hydration:v0.1.0', pip: false, script: 'Image' }],
+    ['an image of your own: plain Python, the script inline, pip', { images: { hydration: 'reg.io/py:3' } }, { image: 'reg.io/py:3', pip: true, script: 'Inline' }],
+    [
+      'an image of your own with huggingface_hub in it',
+      { images: { hydration: 'reg.io/hub:1' }, install: { pip: false } },
+      { image: 'reg.io/hub:1', pip: false, script: 'Inline' },
+    ],
+    [
+      'a mirrored copy of the Modelplane image',
+      { images: { hydration: 'mirror.corp/modelplane/hydration:v0.1.0' }, install: { script: 'Image' } },
+      { image: 'mirror.corp/modelplane/hydration:v0.1.0', pip: true, script: 'Image' },
+    ],
+    [
+      'pip from an index, no image named: the stock Python image, not an index silently unused',
+      { install: { indexUrl: 'https://pypi.corp.example/simple' } },
+      { image: 'python:3.11-slim', pip: true, script: 'Inline' },
+    ],
+    ['pip asked for, no image named', { install: { pip: true } }, { image: 'python:3.11-slim', pip: true, script: 'Inline' }],
+  ])('the hydration image and its script: %s', (_name, input, expected) => {
+    const s = settingsFor(parseHydrationSettings(hydration(input)), {});
+    expect({ image: s.images.hydration, pip: s.install.pip, script: s.install.script }).toEqual(expected);
+  });
+
   it('never lets one cluster’s result change another’s (each call starts from the defaults)', () => {
     settingsFor(settings, { region: 'eu' }).images.pullSecrets.push('leak');
     expect(settingsFor(settings, {}).images.pullSecrets).toEqual(['fleet']);
