@@ -6,12 +6,27 @@ SHELL := /bin/bash
 FUNCTIONS := compose-model-cache compose-model-cache-hydration compose-model-replica
 NODE_MODULES := node_modules/.package-lock.json
 
-.PHONY: help install build lint format typecheck unit test soak run clean render-tools render render-check render-update images xpkg docs bench tools tools-test up down e2e hf-venv embed embed-check
+# Every recipe runs on the pinned Node (tools/versions.env NODE_VERSION), put
+# first on PATH: npm and npx are the machine's, run on it. tools/build.sh
+# installs it into the tools cache the first time (one npm package, seconds).
+TOOLS_CACHE := $(or $(MODELPLANE_TOOLS_CACHE),$(HOME)/.cache/modelplane-tools)
+NODE_VERSION := $(shell sed -n 's/^NODE_VERSION=//p' tools/versions.env)
+NODE_HOME := $(TOOLS_CACHE)/node-$(NODE_VERSION)
+NODE := $(NODE_HOME)/.built
+export PATH := $(NODE_HOME)/bin:$(PATH)
+
+.PHONY: help node install build lint format typecheck unit test soak run clean render-tools render render-check render-update images xpkg docs bench tools tools-test up down e2e hf-venv embed embed-check
 
 help: ## List the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
-$(NODE_MODULES): package.json package-lock.json
+$(NODE):
+	@bash tools/build.sh node
+
+node: $(NODE) ## Install the pinned Node into the tools cache (every target does it first)
+	@echo "node $$(node --version) at $$(command -v node)"
+
+$(NODE_MODULES): package.json package-lock.json | $(NODE)
 	npm ci --no-audit --no-fund
 	@touch $@
 
@@ -48,10 +63,10 @@ $(HF_VENV)/.huggingface_hub-$(HF_HUB_VERSION):
 	$(HF_VENV)/bin/pip install --quiet --disable-pip-version-check 'huggingface_hub==$(HF_HUB_VERSION)'
 	@touch $@
 
-embed: ## Embed functions/compose-model-cache-hydration/src/hydrate.py into its TypeScript module (after editing it)
+embed: | $(NODE) ## Embed functions/compose-model-cache-hydration/src/hydrate.py into its TypeScript module (after editing it)
 	node scripts/embed-hydrate.mjs
 
-embed-check:
+embed-check: | $(NODE)
 	@node scripts/embed-hydrate.mjs --check
 
 # The soak: the fuzz campaign of `make test` (2,000 seeded cases per function)
@@ -112,10 +127,10 @@ render-update: build render-tools tools-test ## Rewrite every example's expected
 docs: $(NODE_MODULES) ## Regenerate docs/reference/ from the XRDs (docs/walkthrough.md's excerpts: UPDATE_DOCS=1 make e2e)
 	node scripts/reference-docs.mjs
 
-images: ## Build the three function images (needs docker with an engine, or buildah)
+images: | $(NODE) ## Build the three function images (needs docker with an engine, or buildah)
 	@node scripts/package.mjs images
 
-xpkg: ## Build the Function packages and the Configuration (needs the crossplane CLI; run make images first)
+xpkg: | $(NODE) ## Build the Function packages and the Configuration (needs the crossplane CLI; run make images first)
 	@node scripts/package.mjs xpkg
 
 # Each function against the no-op floor at 1, 10, 100 and 1,000 clusters; a few

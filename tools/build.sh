@@ -23,6 +23,7 @@ crane_dir="$cache/crane-$GO_CONTAINERREGISTRY_VERSION"
 workload_crds_dir="$cache/workload-crds-$GATEWAY_API_VERSION-$GATEWAY_API_INFERENCE_EXTENSION_VERSION"
 kubernetes_dir="$cache/kubernetes-$KUBERNETES_VERSION"
 etcd_dir="$cache/etcd-$ETCD_VERSION"
+node_dir="$cache/node-$NODE_VERSION"
 
 export GOFLAGS="${GOFLAGS:-} -mod=mod"
 export CGO_ENABLED=0
@@ -92,6 +93,22 @@ build_crossplane() {
 	mkdir -p "$out/crds"
 	cp "$(module_dir "github.com/crossplane/crossplane/v2@$CROSSPLANE_VERSION")"/cluster/crds/*.yaml "$out/crds/"
 	chmod u+w "$out"/crds/*.yaml
+}
+
+# Node itself, from the npm registry: node-linux-<arch> carries the binary
+# (npm pack checks the tarball against the registry's integrity hash). Only
+# bin/node and the licence are kept; npm is the machine's, run on this Node.
+build_node() {
+	local out="$1" arch
+	case "$(uname -m)" in
+	x86_64) arch=x64 ;;
+	aarch64 | arm64) arch=arm64 ;;
+	*) echo "no node-linux-* package for $(uname -m)" >&2 && return 1 ;;
+	esac
+	npm pack --silent --no-audit --no-fund "node-linux-$arch@$NODE_VERSION"
+	tar -xzf "node-linux-$arch-$NODE_VERSION.tgz" --strip-components=1 -C "$out" package/bin/node package/LICENSE
+	rm -f "node-linux-$arch-$NODE_VERSION.tgz"
+	[[ "$("$out/bin/node" --version)" == "v$NODE_VERSION" ]]
 }
 
 # `crossplane beta validate` always validates against core's CRDs, which it
@@ -176,6 +193,9 @@ build_etcd() {
 print_env() {
 	cat <<ENV
 TOOLS_CACHE=$cache
+NODE_VERSION=$NODE_VERSION
+NODE_HOME=$node_dir
+NODE=$node_dir/bin/node
 CROSSPLANE_VERSION=$CROSSPLANE_VERSION
 CROSSPLANE=$crossplane_dir/bin/crossplane
 CROSSPLANE_CORE=$crossplane_dir/core/crossplane
@@ -194,6 +214,7 @@ ENV
 
 # What `make test` needs: the CLI and the schemas it validates against.
 build_for_test() {
+	build node "$node_dir" build_node
 	build crossplane "$crossplane_dir" build_crossplane
 	build validate-cache "$validate_cache_dir" build_validate_cache
 	build provider-kubernetes-crds "$provider_crds_dir" build_provider_kubernetes_crds
@@ -202,7 +223,7 @@ build_for_test() {
 case "${1:-all}" in
 env) print_env ;;
 test) build_for_test ;;
-crossplane | provider-kubernetes | kubernetes | etcd | crane)
+node | crossplane | provider-kubernetes | kubernetes | etcd | crane)
 	fn="build_${1//-/_}" dir_var="${1//-/_}_dir"
 	[[ "$1" == provider-kubernetes ]] && dir_var=provider_dir
 	build "$1" "${!dir_var}" "$fn"
@@ -218,7 +239,7 @@ all)
 	log "all tools ready in $((SECONDS - total)) s"
 	;;
 *)
-	echo "usage: tools/build.sh [all|test|env|crossplane|provider-kubernetes|kubernetes|etcd|crane]" >&2
+	echo "usage: tools/build.sh [all|test|env|node|crossplane|provider-kubernetes|kubernetes|etcd|crane]" >&2
 	exit 2
 	;;
 esac
