@@ -13,9 +13,29 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.env
 source "$here/versions.env"
 cache="${MODELPLANE_TOOLS_CACHE:-$HOME/.cache/modelplane-tools}"
+
+# Which Crossplane and provider-kubernetes: MODELPLANE_CROSSPLANE (the
+# Makefile's CROSSPLANE=oldest|newest) picks the oldest we support (the pins)
+# or the newest the module proxy serves (the *_NEWEST_* pins). Up to v2.2 the
+# CLI is core's own module (CROSSPLANE_CLI_VERSION = CROSSPLANE_VERSION).
+provider_gotoolchain=""
+case "${MODELPLANE_CROSSPLANE:-oldest}" in
+oldest) CROSSPLANE_CLI_VERSION="$CROSSPLANE_VERSION" ;;
+newest)
+	CROSSPLANE_VERSION="$CROSSPLANE_NEWEST_VERSION"
+	CROSSPLANE_CLI_VERSION="$CROSSPLANE_NEWEST_CLI_VERSION"
+	PROVIDER_KUBERNETES_VERSION="$PROVIDER_KUBERNETES_NEWEST_VERSION"
+	provider_gotoolchain="$PROVIDER_KUBERNETES_NEWEST_GOTOOLCHAIN"
+	;;
+*)
+	echo "MODELPLANE_CROSSPLANE (make's CROSSPLANE) is \"$MODELPLANE_CROSSPLANE\": say oldest or newest" >&2
+	exit 2
+	;;
+esac
 k8s_staging="${KUBERNETES_VERSION/v1./v0.}"
 
 crossplane_dir="$cache/crossplane-$CROSSPLANE_VERSION"
+[[ "$CROSSPLANE_CLI_VERSION" == "$CROSSPLANE_VERSION" ]] || crossplane_dir+="-cli-$CROSSPLANE_CLI_VERSION"
 provider_dir="$cache/provider-kubernetes-$PROVIDER_KUBERNETES_VERSION"
 provider_crds_dir="$cache/provider-kubernetes-crds-$PROVIDER_KUBERNETES_VERSION"
 validate_cache_dir="$cache/validate-cache-$CROSSPLANE_VERSION"
@@ -86,13 +106,36 @@ go_module_build() {
 
 build_crossplane() {
 	local out="$1"
-	go_module_build "$out" "github.com/crossplane/crossplane/v2@$CROSSPLANE_VERSION" \
-		"-s -w -X github.com/crossplane/crossplane/v2/internal/version.version=$CROSSPLANE_VERSION" \
-		"github.com/crossplane/crossplane/v2/cmd/crank=bin/crossplane" \
-		"github.com/crossplane/crossplane/v2/cmd/crossplane=core/crossplane"
+	if [[ "$CROSSPLANE_CLI_VERSION" == "$CROSSPLANE_VERSION" ]]; then
+		go_module_build "$out" "github.com/crossplane/crossplane/v2@$CROSSPLANE_VERSION" \
+			"-s -w -X github.com/crossplane/crossplane/v2/internal/version.version=$CROSSPLANE_VERSION" \
+			"github.com/crossplane/crossplane/v2/cmd/crank=bin/crossplane" \
+			"github.com/crossplane/crossplane/v2/cmd/crossplane=core/crossplane"
+	else
+		build_crossplane_split "$out"
+	fi
 	mkdir -p "$out/crds"
 	cp "$(module_dir "github.com/crossplane/crossplane/v2@$CROSSPLANE_VERSION")"/cluster/crds/*.yaml "$out/crds/"
 	chmod u+w "$out"/crds/*.yaml
+}
+
+# v2.3 on: the CLI from github.com/crossplane/cli/v2, core from its own
+# module, which replaces its apis/v2 module with a local path: a throwaway
+# module requires both (the version variable moved to crossplane-runtime).
+build_crossplane_split() {
+	local out="$1" version_var=github.com/crossplane/crossplane-runtime/v2/pkg/version.version
+	go_module_build "$out" "github.com/crossplane/cli/v2@$CROSSPLANE_CLI_VERSION" \
+		"-s -w -X $version_var=$CROSSPLANE_CLI_VERSION" \
+		"github.com/crossplane/cli/v2/cmd/crossplane=bin/crossplane"
+	mkdir -p src && cd src
+	go mod init modelplane.local/crossplane-core
+	go mod edit -require "github.com/crossplane/crossplane/v2@$CROSSPLANE_VERSION" \
+		-require "github.com/crossplane/crossplane/apis/v2@$CROSSPLANE_NEWEST_APIS_VERSION"
+	printf 'package tools\n\nimport _ "github.com/crossplane/crossplane/v2/cmd/crossplane"\n' >tools.go
+	go mod tidy
+	go build -ldflags "-s -w -X $version_var=$CROSSPLANE_VERSION -X github.com/crossplane/crossplane/v2/internal/version.version=$CROSSPLANE_VERSION" \
+		-o "$out/core/crossplane" github.com/crossplane/crossplane/v2/cmd/crossplane
+	cd .. && rm -rf src
 }
 
 # Node itself, from the npm registry: node-linux-<arch> carries the binary
@@ -149,6 +192,7 @@ build_workload_crds() {
 
 build_provider_kubernetes() {
 	local out="$1"
+	[[ -z "$provider_gotoolchain" ]] || export GOTOOLCHAIN="$provider_gotoolchain"
 	go_module_build "$out" "github.com/crossplane-contrib/provider-kubernetes@$PROVIDER_KUBERNETES_VERSION" "-s -w" \
 		"github.com/crossplane-contrib/provider-kubernetes/cmd/provider=bin/provider-kubernetes"
 }
@@ -197,6 +241,8 @@ NODE_VERSION=$NODE_VERSION
 NODE_HOME=$node_dir
 NODE=$node_dir/bin/node
 CROSSPLANE_VERSION=$CROSSPLANE_VERSION
+CROSSPLANE_CLI_VERSION=$CROSSPLANE_CLI_VERSION
+PROVIDER_KUBERNETES_VERSION=$PROVIDER_KUBERNETES_VERSION
 CROSSPLANE=$crossplane_dir/bin/crossplane
 CROSSPLANE_CORE=$crossplane_dir/core/crossplane
 CROSSPLANE_CRDS=$crossplane_dir/crds

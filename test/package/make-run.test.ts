@@ -134,7 +134,6 @@ describe('make run', () => {
     expect(versions).toEqual(ports.map(() => `v${pinned}`));
   }, 30_000);
 
-
   it.each([
     ['Ctrl-C (SIGINT to the whole group)', (pid: number) => process.kill(-pid, 'SIGINT')],
     ['SIGTERM to the whole group', (pid: number) => process.kill(-pid, 'SIGTERM')],

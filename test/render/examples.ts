@@ -11,6 +11,7 @@ import { extname, join, relative } from 'node:path';
 import { compareNames, getString, isObject, type JsonObject } from '#lib';
 import { FUNCTION_NAMES, startServer, type FunctionName, type RunningServer } from '../support/server.js';
 import { requireTool, runTool } from '../support/tools.js';
+import { renderCommand } from './cli.js';
 import { ANNOTATION, checkCompositionFor, loadCompositeResource, loadFunctions, parseComposition, type Composition } from './load.js';
 import { formatYamlStream, parseYamlStream, readYamlStream } from './yaml.js';
 
@@ -275,7 +276,7 @@ export function parseRenderOutput(text: string): CrossplaneRender {
 export function renderArguments(root: string, example: Example, options: CrossplaneRenderOptions = {}): string[] {
   if (!existsSync(example.xr)) throw new Error(`${relative(root, example.xr)} is missing: every example folder needs the XR`);
   const { file: composition } = compositionForExample(root, example);
-  const args = ['render', example.xr, composition, options.functions ?? join(root, FUNCTIONS_FILE)];
+  const args = [...renderCommand(root), example.xr, composition, options.functions ?? join(root, FUNCTIONS_FILE)];
   if (example.required) args.push('--required-resources', example.required);
   if (example.observed && options.observed !== false) args.push('--observed-resources', example.observed);
   if (options.fullXr) args.push('--include-full-xr');
