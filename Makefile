@@ -15,7 +15,24 @@ NODE_HOME := $(TOOLS_CACHE)/node-$(NODE_VERSION)
 NODE := $(NODE_HOME)/.built
 export PATH := $(NODE_HOME)/bin:$(PATH)
 
-.PHONY: help node install build lint format typecheck unit test soak run clean render-tools render render-check render-update images xpkg docs bench tools tools-test up down e2e hf-venv embed embed-check
+# Which Crossplane and provider-kubernetes the plane, render and validate use:
+# oldest (the pins we support, the default) or newest (the newest the module
+# proxy serves), e.g. `make e2e CROSSPLANE=newest`; tools/build.sh reads it as
+# MODELPLANE_CROSSPLANE. A CROSSPLANE in the environment that is neither (the
+# plane's scripts export the CLI's path under that name) is not a choice.
+ifeq ($(origin CROSSPLANE),environment)
+ifeq ($(filter oldest newest,$(CROSSPLANE)),)
+override CROSSPLANE :=
+endif
+endif
+override CROSSPLANE := $(or $(CROSSPLANE),$(MODELPLANE_CROSSPLANE),oldest)
+ifeq ($(filter oldest newest,$(CROSSPLANE)),)
+$(error CROSSPLANE=$(CROSSPLANE): say oldest or newest)
+endif
+export MODELPLANE_CROSSPLANE := $(CROSSPLANE)
+unexport CROSSPLANE
+
+.PHONY: help node versions install build lint format typecheck unit test soak run clean render-tools render render-check render-update images xpkg docs bench tools tools-test up down e2e hf-venv embed embed-check
 
 help: ## List the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -25,6 +42,9 @@ $(NODE):
 
 node: $(NODE) ## Install the pinned Node into the tools cache (every target does it first)
 	@echo "node $$(node --version) at $$(command -v node)"
+
+versions: ## Print the Crossplane, CLI and provider-kubernetes CROSSPLANE=oldest|newest selects
+	@bash tools/build.sh env | grep -E '^(CROSSPLANE|CROSSPLANE_CLI|PROVIDER_KUBERNETES|NODE)_VERSION='
 
 $(NODE_MODULES): package.json package-lock.json | $(NODE)
 	npm ci --no-audit --no-fund

@@ -169,6 +169,7 @@ build_validate_cache() {
 # The CRDs alone need no build: `make test` validates against them.
 build_provider_kubernetes_crds() {
 	local out="$1"
+	[[ -z "$provider_gotoolchain" ]] || export GOTOOLCHAIN="$provider_gotoolchain"
 	cp "$(module_dir "github.com/crossplane-contrib/provider-kubernetes@$PROVIDER_KUBERNETES_VERSION")"/package/crds/*.yaml "$out/"
 	chmod u+w "$out"/*.yaml
 }
