@@ -32,7 +32,7 @@ endif
 export MODELPLANE_CROSSPLANE := $(CROSSPLANE)
 unexport CROSSPLANE
 
-.PHONY: help node versions install build lint format typecheck unit test soak run clean render-tools render render-check render-update images xpkg docs bench tools tools-test up down e2e hf-venv embed embed-check
+.PHONY: help node versions demo demo-test install build lint format typecheck unit test soak run clean render-tools render render-check render-update images xpkg docs bench tools tools-test up down e2e hf-venv embed embed-check
 
 help: ## List the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -181,6 +181,16 @@ tools-test: ## Build only what the tests and make render need (the crossplane CL
 # functions over mutual TLS). It stays up until `make down`.
 up: build tools ## Start the local control plane; prints the KUBECONFIG to use
 	@bash test/e2e/control-plane/up.sh
+
+# The first run: the plane, a ModelCache on two clusters and a ModelReplica
+# on one (examples/demo/), watched until the cache is Ready and the replica
+# serves. The plane stays up; `make down` stops it. `make demo-test` plays it
+# as a newcomer would: a fresh clone of HEAD, only the machine's own Node.
+demo: build tools ## Start the local plane and show a ModelCache staging on two clusters and a replica serving
+	@bash scripts/demo.sh
+
+demo-test: ## Run `make demo` from a fresh clone of HEAD, as a newcomer would, check what it shows, stop the plane
+	@bash test/e2e/demo/newcomer.sh
 
 down: ## Stop the local control plane and remove its state
 	@bash test/e2e/control-plane/down.sh

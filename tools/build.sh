@@ -61,13 +61,21 @@ build() {
 		log "$name: cached in $dir"
 		return
 	fi
-	local start=$SECONDS tmp="$dir.partial"
+	local start=$SECONDS tmp="$dir.partial" expected
+	expected="$(expected_seconds "$name")"
 	rm -rf "$tmp" && mkdir -p "$tmp/bin"
-	log "$name: building into $dir (log: $tmp/build.log)"
-	local status=0
+	tools_building=$((tools_building + 1))
+	log "$name: building${tools_to_build:+ ($tools_building of $tools_to_build)}, usually $(minutes "$expected") cold on two cores, into $dir (log: $tmp/build.log)"
+	local status=0 pid
 	# set -e holds inside the subshell only when its status is not tested.
 	set +e
-	(set -e; cd "$tmp" && "$fn" "$tmp") >"$tmp/build.log" 2>&1
+	(set -e; cd "$tmp" && "$fn" "$tmp") >"$tmp/build.log" 2>&1 &
+	pid=$!
+	# A heartbeat every 30 s: a cold build is minutes of silence otherwise.
+	while ! wait_a_while "$pid" 30; do
+		log "$name: still building, $((SECONDS - start)) s so far (usually $(minutes "$expected")); last: $(tail -n 1 "$tmp/build.log" | cut -c1-100)"
+	done
+	wait "$pid"
 	status=$?
 	set -e
 	if ((status != 0)); then
@@ -79,7 +87,51 @@ build() {
 	echo "$((SECONDS - start))" >"$tmp/.seconds"
 	touch "$tmp/.built"
 	rm -rf "$dir" && mv "$tmp" "$dir"
-	log "$name: built in $((SECONDS - start)) s"
+	tools_left=$((tools_left - expected))
+	log "$name: built in $((SECONDS - start)) s${tools_to_build:+; the rest: about $(minutes "$((tools_left > 0 ? tools_left : 0))")}"
+}
+
+# wait_a_while PID SECONDS: true once PID has ended, false after SECONDS.
+wait_a_while() {
+	local i
+	for ((i = 0; i < $2; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 1
+	done
+	! kill -0 "$1" 2>/dev/null
+}
+
+minutes() { if (($1 < 90)); then echo "$1 s"; else echo "$((($1 + 30) / 60)) min"; fi; }
+
+# What a cold build of each tool takes on two cores with an empty Go module
+# cache (measured; the estimates `make tools` prints). Unknown tools: a minute.
+expected_seconds() {
+	case "$1" in
+	node | validate-cache | provider-kubernetes-crds | workload-crds) echo 5 ;;
+	crossplane) echo 300 ;;
+	provider-kubernetes) echo 170 ;;
+	crane) echo 30 ;;
+	etcd) echo 60 ;;
+	kubernetes) echo 420 ;;
+	*) echo 60 ;;
+	esac
+}
+
+# plan NAME=DIR...: say which tools will be built and about how long it takes.
+tools_to_build="" tools_building=0 tools_left=0
+plan() {
+	local spec names=()
+	for spec in "$@"; do
+		[[ -f "${spec#*=}/.built" ]] && continue
+		names+=("${spec%%=*}")
+		tools_left=$((tools_left + $(expected_seconds "${spec%%=*}")))
+	done
+	if ((${#names[@]} == 0)); then
+		log "every tool is built already (cache: $cache)"
+		return
+	fi
+	tools_to_build=${#names[@]}
+	log "to build: ${names[*]} (about $(minutes "$tools_left") on two cores, once per machine; cache: $cache)"
 }
 
 # go_module_build OUT MODULE@VERSION LDFLAGS PKG=NAME...: build packages of a
@@ -277,6 +329,9 @@ node | crossplane | provider-kubernetes | kubernetes | etcd | crane)
 	;;
 all)
 	total=$SECONDS
+	plan node="$node_dir" crossplane="$crossplane_dir" validate-cache="$validate_cache_dir" \
+		provider-kubernetes-crds="$provider_crds_dir" provider-kubernetes="$provider_dir" workload-crds="$workload_crds_dir" \
+		crane="$crane_dir" etcd="$etcd_dir" kubernetes="$kubernetes_dir"
 	build_for_test
 	build provider-kubernetes "$provider_dir" build_provider_kubernetes
 	build workload-crds "$workload_crds_dir" build_workload_crds
