@@ -70,7 +70,16 @@ stand_in() {
 				sleep 1
 			done
 		done
-		sleep 6
+		# Until the cache shows this step on both clusters (the report travels: provider-kubernetes observes the
+		# Job, the child reads it, the cache rolls it up), so each step is seen.
+		local seen=0 wait_until=$((SECONDS + 60))
+		while ((seen < 2 && SECONDS < wait_until)); do
+			seen=0
+			for percent in $(cp_kubectl -n "$NAMESPACE" get modelcache "$CACHE" -o jsonpath='{.status.clusters[*].progress.percent}' 2>/dev/null); do
+				((percent >= step * 25)) && seen=$((seen + 1))
+			done
+			sleep 1
+		done
 	done
 	for cluster in cluster-a cluster-b; do bash "$kubelet" "$cluster" complete-job "${job#job.batch/}"; done
 	# The engine: make each of the replica's Deployments on cluster-a Available, as they appear.
@@ -89,14 +98,17 @@ echo "(stand-in: test/e2e/workload-kubelet.sh plays the workload clusters' kubel
 
 # --- 3. the cache, staging on both clusters -------------------------------------
 say "3/4 Waiting for ModelCache $NAMESPACE/$CACHE to be Ready on both clusters (each stages the weights; up to $TIMEOUT s):"
-deadline=$((SECONDS + TIMEOUT)) last=""
+deadline=$((SECONDS + TIMEOUT)) last="" quiet=$SECONDS
 while :; do
 	now="$(cp_kubectl -n "$NAMESPACE" get modelcache "$CACHE" -o jsonpath='{range .status.clusters[*]}  {.name}: {.phase}  {.progress.summary}{"  "}{.message}{"\n"}{end}' 2>/dev/null || true)"
 	ready="$(condition "modelcache/$CACHE" Ready status)"
 	summary="$(cp_kubectl -n "$NAMESPACE" get modelcache "$CACHE" -o jsonpath='{.status.summary.ready}' 2>/dev/null || true)"
 	if [[ "$now" != "$last" && -n "$now" ]]; then
 		printf '%s  ready %s\n%s\n' "$(date +%T)" "${summary:-?}" "$now"
-		last="$now"
+		last="$now" quiet=$SECONDS
+	elif ((SECONDS - quiet >= 20)); then
+		echo "  (still waiting for the cache: ${summary:-0/2} clusters ready; $(condition "modelcache/$CACHE" Ready reason) $(condition "modelcache/$CACHE" Ready message))"
+		quiet=$SECONDS
 	fi
 	[[ "$ready" == True ]] && break
 	if ((SECONDS >= deadline)); then
@@ -105,17 +117,20 @@ while :; do
 	fi
 	sleep 2
 done
-echo "ModelCache $CACHE Ready: $(condition "modelcache/$CACHE" Ready message)"
+echo "ModelCache $CACHE Ready on $(cp_kubectl -n "$NAMESPACE" get modelcache "$CACHE" -o jsonpath='{.status.summary.ready}') clusters."
 
 # --- 4. the replica, starting its engine ----------------------------------------
 say "4/4 Waiting for ModelReplica $NAMESPACE/$REPLICA to serve (its engine starts once the cache is Ready on demo-us-east; up to $TIMEOUT s):"
-deadline=$((SECONDS + TIMEOUT)) last=""
+deadline=$((SECONDS + TIMEOUT)) last="" quiet=$SECONDS
 while :; do
 	reason="$(condition "modelreplica/$REPLICA" ModelReady reason)"
 	now="  ModelReady: ${reason:-not yet} $(condition "modelreplica/$REPLICA" ModelReady message)"
 	if [[ "$now" != "$last" ]]; then
 		printf '%s\n%s\n' "$(date +%T)" "$now"
-		last="$now"
+		last="$now" quiet=$SECONDS
+	elif ((SECONDS - quiet >= 20)); then
+		echo "  (still waiting for the replica: Ready $(condition "modelreplica/$REPLICA" Ready reason) $(condition "modelreplica/$REPLICA" Ready message))"
+		quiet=$SECONDS
 	fi
 	[[ "$reason" == Serving ]] && break
 	if ((SECONDS >= deadline)); then
