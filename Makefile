@@ -32,7 +32,7 @@ endif
 export MODELPLANE_CROSSPLANE := $(CROSSPLANE)
 unexport CROSSPLANE
 
-.PHONY: help node versions demo demo-test install build lint format typecheck unit test soak run clean render-tools render render-check render-update images xpkg docs bench tools tools-test up down e2e hf-venv embed embed-check
+.PHONY: help node versions demo demo-test test-cli install build lint format typecheck unit test soak run clean render-tools render render-check render-update images xpkg docs bench tools tools-test up down e2e hf-venv embed embed-check
 
 help: ## List the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -67,6 +67,13 @@ typecheck: $(NODE_MODULES) ## TypeScript, strict, no emit
 
 unit: $(NODE_MODULES) ## Run the tests (needs `make build` and `make tools-test`)
 	@status=0; npx vitest run || status=$$?; node scripts/test-summary.mjs; exit $$status
+
+# The tests that run the crossplane CLI (render, validate), with the CLI
+# CROSSPLANE selects: `make test` runs them too; CI runs them again on the
+# other generation.
+CLI_TESTS := test/render/examples.test.ts test/render/validate.test.ts test/docs/readme.test.ts test/docs/hydrationsettings.test.ts
+test-cli: install build tools-test ## Run only the render and validate tests, with the CLI CROSSPLANE=oldest|newest selects
+	@npx vitest run $(CLI_TESTS)
 
 test: install embed-check hf-venv build lint typecheck tools-test unit ## Install, build, lint, type-check and run every test (builds the pinned CLI once)
 
@@ -199,5 +206,11 @@ down: ## Stop the local control plane and remove its state
 # what its API servers hold; it stops the plane at the end (keeping the logs if
 # it failed). It fails when docs/walkthrough.md's excerpts are stale;
 # UPDATE_DOCS=1 rewrites them.
-e2e: build tools ## Run the end-to-end lifecycle and the walkthrough on a fresh local control plane
-	@bash test/e2e/run.sh
+#
+# E2E="name ..." runs only those test/e2e/<name>.e2e.ts; E2E=compat is the set
+# CI runs on the older Crossplane of the matrix (docs/crossplane-versions.md).
+E2E ?=
+E2E_COMPAT := lifecycle safety
+E2E_FILES := $(foreach name,$(if $(filter compat,$(E2E)),$(E2E_COMPAT) $(filter-out compat,$(E2E)),$(E2E)),test/e2e/$(name).e2e.ts)
+e2e: build tools ## Run the end-to-end lifecycle and the walkthrough on a fresh local control plane (CROSSPLANE=oldest|newest, E2E=compat|<names>)
+	@bash test/e2e/run.sh $(E2E_FILES)
