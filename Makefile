@@ -210,7 +210,7 @@ down: ## Stop the local control plane and remove its state
 # E2E="name ..." runs only those test/e2e/<name>.e2e.ts; E2E=compat is the set
 # CI runs on the older Crossplane of the matrix (docs/crossplane-versions.md).
 E2E ?=
-E2E_COMPAT := lifecycle safety
+E2E_COMPAT := lifecycle
 E2E_FILES := $(foreach name,$(if $(filter compat,$(E2E)),$(E2E_COMPAT) $(filter-out compat,$(E2E)),$(E2E)),test/e2e/$(name).e2e.ts)
 e2e: build tools ## Run the end-to-end lifecycle and the walkthrough on a fresh local control plane (CROSSPLANE=oldest|newest, E2E=compat|<names>)
 	@bash test/e2e/run.sh $(E2E_FILES)
