@@ -8,13 +8,16 @@
 # GLIBC_TUNABLES=...; built by hand without them, a function runs with Node's
 # and glibc's defaults and more memory.) The
 # build stage bundles the function into one self-contained file; the runtime
-# stage is Node 20 and that file, nothing else: no shell, no package manager,
+# stage is Node 24 (LTS) and that file, nothing else: no shell, no package manager,
 # no node_modules.
 
 # Both bases are pinned by digest, so a rebuild uses the same bytes. Bump them
 # on purpose (e.g. `crane digest <image>:<tag>`), never by a moving tag alone.
-ARG BUILD_IMAGE=node:20.19.5-bookworm-slim@sha256:9e70124bd00f47dd023e349cd587132ae61892acc0e47ed641416c3e18f401c3
-ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs20-debian12:nonroot@sha256:2cd820156cf039c8b54ae2d2a97e424b6729070714de8707a6b79f20d56f6a9a
+# Node 24 LTS on Debian 13 in both stages; docs/runtime.md says where each
+# digest came from. (Distroless tags no Node patch version: the runtime's
+# Node is the 24.x that digest holds; make test runs on tools/versions.env's.)
+ARG BUILD_IMAGE=node:24.21.0-trixie-slim@sha256:8ec5d7557396cfe32d21c3f9c13072355ceab22b584578ca4bb28af31120cffe
+ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian13:nonroot@sha256:774b7d020b24214835769e24c3544835526cd0288f0b094eae48e8b2c2429a79
 
 # The bundle is plain JavaScript, the same for every platform: build it once,
 # natively, whatever platform the image is for ($BUILDPLATFORM is set by

@@ -6,12 +6,47 @@ SHELL := /bin/bash
 FUNCTIONS := compose-model-cache compose-model-cache-hydration compose-model-replica
 NODE_MODULES := node_modules/.package-lock.json
 
-.PHONY: help install build lint format typecheck unit test soak run clean render-tools render render-check render-update images xpkg docs bench tools tools-test up down e2e hf-venv embed embed-check
+# Every recipe runs on the pinned Node (tools/versions.env NODE_VERSION), put
+# first on PATH: npm and npx are the machine's, run on it. tools/build.sh
+# installs it into the tools cache the first time (one npm package, seconds).
+TOOLS_CACHE := $(or $(MODELPLANE_TOOLS_CACHE),$(HOME)/.cache/modelplane-tools)
+NODE_VERSION := $(shell sed -n 's/^NODE_VERSION=//p' tools/versions.env)
+NODE_HOME := $(TOOLS_CACHE)/node-$(NODE_VERSION)
+NODE := $(NODE_HOME)/.built
+export PATH := $(NODE_HOME)/bin:$(PATH)
+
+# Which Crossplane and provider-kubernetes the plane, render and validate use:
+# oldest (the pins we support, the default) or newest (the newest the module
+# proxy serves), e.g. `make e2e CROSSPLANE=newest`; tools/build.sh reads it as
+# MODELPLANE_CROSSPLANE. A CROSSPLANE in the environment that is neither (the
+# plane's scripts export the CLI's path under that name) is not a choice.
+ifeq ($(origin CROSSPLANE),environment)
+ifeq ($(filter oldest newest,$(CROSSPLANE)),)
+override CROSSPLANE :=
+endif
+endif
+override CROSSPLANE := $(or $(CROSSPLANE),$(MODELPLANE_CROSSPLANE),oldest)
+ifeq ($(filter oldest newest,$(CROSSPLANE)),)
+$(error CROSSPLANE=$(CROSSPLANE): say oldest or newest)
+endif
+export MODELPLANE_CROSSPLANE := $(CROSSPLANE)
+unexport CROSSPLANE
+
+.PHONY: help node versions demo demo-test test-cli install build lint format typecheck unit test soak run clean render-tools render render-check render-update images xpkg docs bench tools tools-test up down e2e hf-venv embed embed-check
 
 help: ## List the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
-$(NODE_MODULES): package.json package-lock.json
+$(NODE):
+	@bash tools/build.sh node
+
+node: $(NODE) ## Install the pinned Node into the tools cache (every target does it first)
+	@echo "node $$(node --version) at $$(command -v node)"
+
+versions: ## Print the Crossplane, CLI and provider-kubernetes CROSSPLANE=oldest|newest selects
+	@bash tools/build.sh env | grep -E '^(CROSSPLANE|CROSSPLANE_CLI|PROVIDER_KUBERNETES|NODE)_VERSION='
+
+$(NODE_MODULES): package.json package-lock.json | $(NODE)
 	npm ci --no-audit --no-fund
 	@touch $@
 
@@ -33,6 +68,13 @@ typecheck: $(NODE_MODULES) ## TypeScript, strict, no emit
 unit: $(NODE_MODULES) ## Run the tests (needs `make build` and `make tools-test`)
 	@status=0; npx vitest run || status=$$?; node scripts/test-summary.mjs; exit $$status
 
+# The tests that run the crossplane CLI (render, validate), with the CLI
+# CROSSPLANE selects: `make test` runs them too; CI runs them again on the
+# other generation.
+CLI_TESTS := test/render/examples.test.ts test/render/validate.test.ts test/docs/readme.test.ts test/docs/hydrationsettings.test.ts
+test-cli: install build tools-test ## Run only the render and validate tests, with the CLI CROSSPLANE=oldest|newest selects
+	@npx vitest run $(CLI_TESTS)
+
 test: install embed-check hf-venv build lint typecheck tools-test unit ## Install, build, lint, type-check and run every test (builds the pinned CLI once)
 
 # The hydration script runs in its tests under Python with the huggingface_hub
@@ -48,10 +90,10 @@ $(HF_VENV)/.huggingface_hub-$(HF_HUB_VERSION):
 	$(HF_VENV)/bin/pip install --quiet --disable-pip-version-check 'huggingface_hub==$(HF_HUB_VERSION)'
 	@touch $@
 
-embed: ## Embed functions/compose-model-cache-hydration/src/hydrate.py into its TypeScript module (after editing it)
+embed: | $(NODE) ## Embed functions/compose-model-cache-hydration/src/hydrate.py into its TypeScript module (after editing it)
 	node scripts/embed-hydrate.mjs
 
-embed-check:
+embed-check: | $(NODE)
 	@node scripts/embed-hydrate.mjs --check
 
 # The soak: the fuzz campaign of `make test` (2,000 seeded cases per function)
@@ -112,10 +154,10 @@ render-update: build render-tools tools-test ## Rewrite every example's expected
 docs: $(NODE_MODULES) ## Regenerate docs/reference/ from the XRDs (docs/walkthrough.md's excerpts: UPDATE_DOCS=1 make e2e)
 	node scripts/reference-docs.mjs
 
-images: ## Build the three function images (needs docker with an engine, or buildah)
+images: | $(NODE) ## Build the three function images (needs docker with an engine, or buildah)
 	@node scripts/package.mjs images
 
-xpkg: ## Build the Function packages and the Configuration (needs the crossplane CLI; run make images first)
+xpkg: | $(NODE) ## Build the Function packages and the Configuration (needs the crossplane CLI; run make images first)
 	@node scripts/package.mjs xpkg
 
 # Each function against the no-op floor at 1, 10, 100 and 1,000 clusters; a few
@@ -147,6 +189,16 @@ tools-test: ## Build only what the tests and make render need (the crossplane CL
 up: build tools ## Start the local control plane; prints the KUBECONFIG to use
 	@bash test/e2e/control-plane/up.sh
 
+# The first run: the plane, a ModelCache on two clusters and a ModelReplica
+# on one (examples/demo/), watched until the cache is Ready and the replica
+# serves. The plane stays up; `make down` stops it. `make demo-test` plays it
+# as a newcomer would: a fresh clone of HEAD, only the machine's own Node.
+demo: build tools ## Start the local plane and show a ModelCache staging on two clusters and a replica serving
+	@bash scripts/demo.sh
+
+demo-test: ## Run `make demo` from a fresh clone of HEAD, as a newcomer would, check what it shows, stop the plane
+	@bash test/e2e/demo/newcomer.sh
+
 down: ## Stop the local control plane and remove its state
 	@bash test/e2e/control-plane/down.sh
 
@@ -154,5 +206,11 @@ down: ## Stop the local control plane and remove its state
 # what its API servers hold; it stops the plane at the end (keeping the logs if
 # it failed). It fails when docs/walkthrough.md's excerpts are stale;
 # UPDATE_DOCS=1 rewrites them.
-e2e: build tools ## Run the end-to-end lifecycle and the walkthrough on a fresh local control plane
-	@bash test/e2e/run.sh
+#
+# E2E="name ..." runs only those test/e2e/<name>.e2e.ts; E2E=compat is the set
+# CI runs on the older Crossplane of the matrix (docs/crossplane-versions.md).
+E2E ?=
+E2E_COMPAT := lifecycle
+E2E_FILES := $(foreach name,$(if $(filter compat,$(E2E)),$(E2E_COMPAT) $(filter-out compat,$(E2E)),$(E2E)),test/e2e/$(name).e2e.ts)
+e2e: build tools ## Run the end-to-end lifecycle and the walkthrough on a fresh local control plane (CROSSPLANE=oldest|newest, E2E=compat|<names>)
+	@bash test/e2e/run.sh $(E2E_FILES)

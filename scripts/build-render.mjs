@@ -1,4 +1,4 @@
-// Bundle the examples tool (test/render/examples-cli.ts) into one file Node 20
+// Bundle the examples tool (test/render/examples-cli.ts) into one file Node 24
 // runs without a TypeScript loader, the way functions are bundled:
 //   test/render/dist/examples.mjs   make render / render-check / render-update
 // It renders with the real `crossplane render` (the CLI `make tools` builds).

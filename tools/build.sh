@@ -13,9 +13,29 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.env
 source "$here/versions.env"
 cache="${MODELPLANE_TOOLS_CACHE:-$HOME/.cache/modelplane-tools}"
+
+# Which Crossplane and provider-kubernetes: MODELPLANE_CROSSPLANE (the
+# Makefile's CROSSPLANE=oldest|newest) picks the oldest we support (the pins)
+# or the newest the module proxy serves (the *_NEWEST_* pins). Up to v2.2 the
+# CLI is core's own module (CROSSPLANE_CLI_VERSION = CROSSPLANE_VERSION).
+provider_gotoolchain=""
+case "${MODELPLANE_CROSSPLANE:-oldest}" in
+oldest) CROSSPLANE_CLI_VERSION="$CROSSPLANE_VERSION" ;;
+newest)
+	CROSSPLANE_VERSION="$CROSSPLANE_NEWEST_VERSION"
+	CROSSPLANE_CLI_VERSION="$CROSSPLANE_NEWEST_CLI_VERSION"
+	PROVIDER_KUBERNETES_VERSION="$PROVIDER_KUBERNETES_NEWEST_VERSION"
+	provider_gotoolchain="$PROVIDER_KUBERNETES_NEWEST_GOTOOLCHAIN"
+	;;
+*)
+	echo "MODELPLANE_CROSSPLANE (make's CROSSPLANE) is \"$MODELPLANE_CROSSPLANE\": say oldest or newest" >&2
+	exit 2
+	;;
+esac
 k8s_staging="${KUBERNETES_VERSION/v1./v0.}"
 
 crossplane_dir="$cache/crossplane-$CROSSPLANE_VERSION"
+[[ "$CROSSPLANE_CLI_VERSION" == "$CROSSPLANE_VERSION" ]] || crossplane_dir+="-cli-$CROSSPLANE_CLI_VERSION"
 provider_dir="$cache/provider-kubernetes-$PROVIDER_KUBERNETES_VERSION"
 provider_crds_dir="$cache/provider-kubernetes-crds-$PROVIDER_KUBERNETES_VERSION"
 validate_cache_dir="$cache/validate-cache-$CROSSPLANE_VERSION"
@@ -23,6 +43,7 @@ crane_dir="$cache/crane-$GO_CONTAINERREGISTRY_VERSION"
 workload_crds_dir="$cache/workload-crds-$GATEWAY_API_VERSION-$GATEWAY_API_INFERENCE_EXTENSION_VERSION"
 kubernetes_dir="$cache/kubernetes-$KUBERNETES_VERSION"
 etcd_dir="$cache/etcd-$ETCD_VERSION"
+node_dir="$cache/node-$NODE_VERSION"
 
 export GOFLAGS="${GOFLAGS:-} -mod=mod"
 export CGO_ENABLED=0
@@ -40,13 +61,21 @@ build() {
 		log "$name: cached in $dir"
 		return
 	fi
-	local start=$SECONDS tmp="$dir.partial"
+	local start=$SECONDS tmp="$dir.partial" expected
+	expected="$(expected_seconds "$name")"
 	rm -rf "$tmp" && mkdir -p "$tmp/bin"
-	log "$name: building into $dir (log: $tmp/build.log)"
-	local status=0
+	tools_building=$((tools_building + 1))
+	log "$name: building${tools_to_build:+ ($tools_building of $tools_to_build)}, usually $(minutes "$expected") cold on two cores, into $dir (log: $tmp/build.log)"
+	local status=0 pid
 	# set -e holds inside the subshell only when its status is not tested.
 	set +e
-	(set -e; cd "$tmp" && "$fn" "$tmp") >"$tmp/build.log" 2>&1
+	(set -e; cd "$tmp" && "$fn" "$tmp") >"$tmp/build.log" 2>&1 &
+	pid=$!
+	# A heartbeat every 30 s: a cold build is minutes of silence otherwise.
+	while ! wait_a_while "$pid" 30; do
+		log "$name: still building, $((SECONDS - start)) s so far (usually $(minutes "$expected")); last: $(tail -n 1 "$tmp/build.log" | cut -c1-100)"
+	done
+	wait "$pid"
 	status=$?
 	set -e
 	if ((status != 0)); then
@@ -58,7 +87,51 @@ build() {
 	echo "$((SECONDS - start))" >"$tmp/.seconds"
 	touch "$tmp/.built"
 	rm -rf "$dir" && mv "$tmp" "$dir"
-	log "$name: built in $((SECONDS - start)) s"
+	tools_left=$((tools_left - expected))
+	log "$name: built in $((SECONDS - start)) s${tools_to_build:+; the rest: about $(minutes "$((tools_left > 0 ? tools_left : 0))")}"
+}
+
+# wait_a_while PID SECONDS: true once PID has ended, false after SECONDS.
+wait_a_while() {
+	local i
+	for ((i = 0; i < $2; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 1
+	done
+	! kill -0 "$1" 2>/dev/null
+}
+
+minutes() { if (($1 < 90)); then echo "$1 s"; else echo "$((($1 + 30) / 60)) min"; fi; }
+
+# What a cold build of each tool takes on two cores with an empty Go module
+# cache (measured; the estimates `make tools` prints). Unknown tools: a minute.
+expected_seconds() {
+	case "$1" in
+	node | validate-cache | provider-kubernetes-crds | workload-crds) echo 5 ;;
+	crossplane) echo 300 ;;
+	provider-kubernetes) echo 170 ;;
+	crane) echo 30 ;;
+	etcd) echo 60 ;;
+	kubernetes) echo 420 ;;
+	*) echo 60 ;;
+	esac
+}
+
+# plan NAME=DIR...: say which tools will be built and about how long it takes.
+tools_to_build="" tools_building=0 tools_left=0
+plan() {
+	local spec names=()
+	for spec in "$@"; do
+		[[ -f "${spec#*=}/.built" ]] && continue
+		names+=("${spec%%=*}")
+		tools_left=$((tools_left + $(expected_seconds "${spec%%=*}")))
+	done
+	if ((${#names[@]} == 0)); then
+		log "every tool is built already (cache: $cache)"
+		return
+	fi
+	tools_to_build=${#names[@]}
+	log "to build: ${names[*]} (about $(minutes "$tools_left") on two cores, once per machine; cache: $cache)"
 }
 
 # go_module_build OUT MODULE@VERSION LDFLAGS PKG=NAME...: build packages of a
@@ -85,13 +158,52 @@ go_module_build() {
 
 build_crossplane() {
 	local out="$1"
-	go_module_build "$out" "github.com/crossplane/crossplane/v2@$CROSSPLANE_VERSION" \
-		"-s -w -X github.com/crossplane/crossplane/v2/internal/version.version=$CROSSPLANE_VERSION" \
-		"github.com/crossplane/crossplane/v2/cmd/crank=bin/crossplane" \
-		"github.com/crossplane/crossplane/v2/cmd/crossplane=core/crossplane"
+	if [[ "$CROSSPLANE_CLI_VERSION" == "$CROSSPLANE_VERSION" ]]; then
+		go_module_build "$out" "github.com/crossplane/crossplane/v2@$CROSSPLANE_VERSION" \
+			"-s -w -X github.com/crossplane/crossplane/v2/internal/version.version=$CROSSPLANE_VERSION" \
+			"github.com/crossplane/crossplane/v2/cmd/crank=bin/crossplane" \
+			"github.com/crossplane/crossplane/v2/cmd/crossplane=core/crossplane"
+	else
+		build_crossplane_split "$out"
+	fi
 	mkdir -p "$out/crds"
 	cp "$(module_dir "github.com/crossplane/crossplane/v2@$CROSSPLANE_VERSION")"/cluster/crds/*.yaml "$out/crds/"
 	chmod u+w "$out"/crds/*.yaml
+}
+
+# v2.3 on: the CLI from github.com/crossplane/cli/v2, core from its own
+# module, which replaces its apis/v2 module with a local path: a throwaway
+# module requires both (the version variable moved to crossplane-runtime).
+build_crossplane_split() {
+	local out="$1" version_var=github.com/crossplane/crossplane-runtime/v2/pkg/version.version
+	go_module_build "$out" "github.com/crossplane/cli/v2@$CROSSPLANE_CLI_VERSION" \
+		"-s -w -X $version_var=$CROSSPLANE_CLI_VERSION" \
+		"github.com/crossplane/cli/v2/cmd/crossplane=bin/crossplane"
+	mkdir -p src && cd src
+	go mod init modelplane.local/crossplane-core
+	go mod edit -require "github.com/crossplane/crossplane/v2@$CROSSPLANE_VERSION" \
+		-require "github.com/crossplane/crossplane/apis/v2@$CROSSPLANE_NEWEST_APIS_VERSION"
+	printf 'package tools\n\nimport _ "github.com/crossplane/crossplane/v2/cmd/crossplane"\n' >tools.go
+	go mod tidy
+	go build -ldflags "-s -w -X $version_var=$CROSSPLANE_VERSION -X github.com/crossplane/crossplane/v2/internal/version.version=$CROSSPLANE_VERSION" \
+		-o "$out/core/crossplane" github.com/crossplane/crossplane/v2/cmd/crossplane
+	cd .. && rm -rf src
+}
+
+# Node itself, from the npm registry: node-linux-<arch> carries the binary
+# (npm pack checks the tarball against the registry's integrity hash). Only
+# bin/node and the licence are kept; npm is the machine's, run on this Node.
+build_node() {
+	local out="$1" arch
+	case "$(uname -m)" in
+	x86_64) arch=x64 ;;
+	aarch64 | arm64) arch=arm64 ;;
+	*) echo "no node-linux-* package for $(uname -m)" >&2 && return 1 ;;
+	esac
+	npm pack --silent --no-audit --no-fund "node-linux-$arch@$NODE_VERSION"
+	tar -xzf "node-linux-$arch-$NODE_VERSION.tgz" --strip-components=1 -C "$out" package/bin/node package/LICENSE
+	rm -f "node-linux-$arch-$NODE_VERSION.tgz"
+	[[ "$("$out/bin/node" --version)" == "v$NODE_VERSION" ]]
 }
 
 # `crossplane beta validate` always validates against core's CRDs, which it
@@ -109,6 +221,7 @@ build_validate_cache() {
 # The CRDs alone need no build: `make test` validates against them.
 build_provider_kubernetes_crds() {
 	local out="$1"
+	[[ -z "$provider_gotoolchain" ]] || export GOTOOLCHAIN="$provider_gotoolchain"
 	cp "$(module_dir "github.com/crossplane-contrib/provider-kubernetes@$PROVIDER_KUBERNETES_VERSION")"/package/crds/*.yaml "$out/"
 	chmod u+w "$out"/*.yaml
 }
@@ -132,6 +245,7 @@ build_workload_crds() {
 
 build_provider_kubernetes() {
 	local out="$1"
+	[[ -z "$provider_gotoolchain" ]] || export GOTOOLCHAIN="$provider_gotoolchain"
 	go_module_build "$out" "github.com/crossplane-contrib/provider-kubernetes@$PROVIDER_KUBERNETES_VERSION" "-s -w" \
 		"github.com/crossplane-contrib/provider-kubernetes/cmd/provider=bin/provider-kubernetes"
 }
@@ -176,7 +290,12 @@ build_etcd() {
 print_env() {
 	cat <<ENV
 TOOLS_CACHE=$cache
+NODE_VERSION=$NODE_VERSION
+NODE_HOME=$node_dir
+NODE=$node_dir/bin/node
 CROSSPLANE_VERSION=$CROSSPLANE_VERSION
+CROSSPLANE_CLI_VERSION=$CROSSPLANE_CLI_VERSION
+PROVIDER_KUBERNETES_VERSION=$PROVIDER_KUBERNETES_VERSION
 CROSSPLANE=$crossplane_dir/bin/crossplane
 CROSSPLANE_CORE=$crossplane_dir/core/crossplane
 CROSSPLANE_CRDS=$crossplane_dir/crds
@@ -194,6 +313,7 @@ ENV
 
 # What `make test` needs: the CLI and the schemas it validates against.
 build_for_test() {
+	build node "$node_dir" build_node
 	build crossplane "$crossplane_dir" build_crossplane
 	build validate-cache "$validate_cache_dir" build_validate_cache
 	build provider-kubernetes-crds "$provider_crds_dir" build_provider_kubernetes_crds
@@ -202,13 +322,16 @@ build_for_test() {
 case "${1:-all}" in
 env) print_env ;;
 test) build_for_test ;;
-crossplane | provider-kubernetes | kubernetes | etcd | crane)
+node | crossplane | provider-kubernetes | kubernetes | etcd | crane)
 	fn="build_${1//-/_}" dir_var="${1//-/_}_dir"
 	[[ "$1" == provider-kubernetes ]] && dir_var=provider_dir
 	build "$1" "${!dir_var}" "$fn"
 	;;
 all)
 	total=$SECONDS
+	plan node="$node_dir" crossplane="$crossplane_dir" validate-cache="$validate_cache_dir" \
+		provider-kubernetes-crds="$provider_crds_dir" provider-kubernetes="$provider_dir" workload-crds="$workload_crds_dir" \
+		crane="$crane_dir" etcd="$etcd_dir" kubernetes="$kubernetes_dir"
 	build_for_test
 	build provider-kubernetes "$provider_dir" build_provider_kubernetes
 	build workload-crds "$workload_crds_dir" build_workload_crds
@@ -218,7 +341,7 @@ all)
 	log "all tools ready in $((SECONDS - total)) s"
 	;;
 *)
-	echo "usage: tools/build.sh [all|test|env|crossplane|provider-kubernetes|kubernetes|etcd|crane]" >&2
+	echo "usage: tools/build.sh [all|test|env|node|crossplane|provider-kubernetes|kubernetes|etcd|crane]" >&2
 	exit 2
 	;;
 esac

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { STAGED_ACCESS_MODES, WORKLOAD_NAMESPACE_MODES, defaultClusterSettings, parseHydrationSettings, type JsonObject } from '#lib';
 import { REPO_ROOT, loadYamlDocuments, validateXr, xrdSchema, type SchemaNode, type Xrd } from '#testing';
 import { requireTool, runTool } from '../support/tools.js';
+import { validateCommand } from '../render/cli.js';
 
 const PAGE = readFileSync(join(REPO_ROOT, 'docs', 'reference', 'hydrationsettings.md'), 'utf8');
 const HYDRATION_CRD = loadYamlDocuments(
@@ -117,7 +118,7 @@ describe('the input CRDs', () => {
       writeFileSync(join(dir, 'bad.yaml'), named('bad', bad));
       const crds = join(REPO_ROOT, 'functions', 'compose-model-cache-hydration', 'package', 'input');
       const validate = (file: string) =>
-        runTool(requireTool('CROSSPLANE'), ['beta', 'validate', crds, join(dir, file), '--cache-dir', requireTool('VALIDATE_CACHE')]);
+        runTool(requireTool('CROSSPLANE'), [...validateCommand(), crds, join(dir, file), '--cache-dir', requireTool('VALIDATE_CACHE')]);
       const good = await validate('good.yaml');
       expect(good.code, good.stdout + good.stderr).toBe(0);
       expect(good.stdout + good.stderr).toContain(`${exampleInputs().length} success cases, 0 failure cases`);

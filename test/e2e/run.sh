@@ -9,7 +9,7 @@ cd "$repo"
 bash test/e2e/control-plane/down.sh >/dev/null
 bash test/e2e/control-plane/up.sh
 status=0
-npx vitest run --config vitest.e2e.config.ts || status=$?
+npx vitest run --config vitest.e2e.config.ts "$@" || status=$? # "$@": only these files (make e2e E2E=...)
 node scripts/test-summary.mjs .test-results/e2e.json || true
 if ((status == 0)); then
 	bash test/e2e/control-plane/down.sh

@@ -166,11 +166,17 @@ describe('the Dockerfile', () => {
     for (const stage of dockerfile.stages) expect(resolve(stage.from, dockerfile.globalArgs)).toMatch(PINNED);
   });
 
-  it('builds on Node 20 and runs on a distroless or slim Node 20', () => {
-    expect(resolve(build!.from, dockerfile.globalArgs)).toMatch(/^node:20\.\d+\.\d+-\w+-slim@/);
+  it('builds and runs on the Node major the project pins (tools/versions.env), distroless or slim', () => {
+    const pinned = /^NODE_VERSION=(\d+)\.\d+\.\d+$/m.exec(readFileSync(join(REPO_ROOT, 'tools/versions.env'), 'utf8'));
+    const major = pinned?.[1];
+    expect(major, 'NODE_VERSION in tools/versions.env').toMatch(/^\d+$/);
+    expect(resolve(build!.from, dockerfile.globalArgs)).toMatch(new RegExp(`^node:${major}\\.\\d+\\.\\d+-\\w+-slim@`));
     expect(resolve(runtime!.from, dockerfile.globalArgs)).toMatch(
-      /^(gcr\.io\/distroless\/nodejs20-debian\d+(:nonroot)?|node:20\.\d+\.\d+-\w+-slim)@/,
+      new RegExp(`^(gcr\\.io/distroless/nodejs${major}-debian\\d+(:nonroot)?|node:${major}\\.\\d+\\.\\d+-\\w+-slim)@`),
     );
+    // package.json's engines admit the pinned Node and no other major.
+    const engines = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    expect(engines).toMatch(new RegExp(`^>=${major}\\.\\d+\\.\\d+ <${Number(major) + 1}$`));
   });
 
   it('builds the function the FUNCTION build argument names: npm ci, then build.mjs for that function only', () => {

@@ -2,10 +2,20 @@
 // stopping it stops all three. Run through make itself, on free ports
 // (RUN_PORTS), without rebuilding (-o build: other tests read the bundles).
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FUNCTION_NAMES, REPO_ROOT, freePort, parseLine } from '#testing';
+
+/** PATH without the tools cache's Node directories. */
+function machinePath(): string {
+  return (process.env['PATH'] ?? '')
+    .split(':')
+    .filter((dir) => !/\/node-\d+\.\d+\.\d+\/bin$/.test(dir))
+    .join(':');
+}
 
 /** Whether nothing listens on a port any more. */
 function isFree(port: number): Promise<boolean> {
@@ -31,9 +41,16 @@ interface Stopped {
 }
 
 /** Start `make run` in its own process group, wait until all three listen, signal it, and wait for make to end. */
-async function runAndStop(ports: number[], stop: (makePid: number) => void): Promise<Stopped> {
+async function runAndStop(
+  ports: number[],
+  stop: (makePid: number) => void,
+  whileRunning: () => Promise<void> = () => Promise.resolve(),
+): Promise<Stopped> {
   const make = spawn('make', ['-s', '-o', 'build', 'run', `RUN_PORTS=${ports.join(' ')}`], {
     cwd: REPO_ROOT,
+    // The PATH of a shell on this machine: without the pinned Node `make test` put first, so
+    // that what puts it there for `make run` is the Makefile itself.
+    env: { ...process.env, PATH: machinePath() },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -68,6 +85,7 @@ async function runAndStop(ports: number[], stop: (makePid: number) => void): Pro
         reject(new Error(`not all three listened in 15 s: ${stderr}`));
       }, 15_000).unref();
     });
+    await whileRunning();
     stop(make.pid!);
     await Promise.race([
       ended,
@@ -87,7 +105,35 @@ async function runAndStop(ports: number[], stop: (makePid: number) => void): Pro
   }
 }
 
+/** The pid of the process listening on 127.0.0.1:port, from ss. */
+function listenerPid(port: number): number {
+  const line = execFileSync('ss', ['-Hltnp', `sport = :${port}`], { encoding: 'utf8' });
+  const pid = /pid=(\d+)/.exec(line)?.[1];
+  if (!pid) throw new Error(`nothing listens on ${port}: ${line}`);
+  return Number(pid);
+}
+
 describe('make run', () => {
+  it("runs each server on the pinned Node (tools/versions.env), not the machine's", async () => {
+    const pinned = /^NODE_VERSION=(.+)$/m.exec(readFileSync(join(REPO_ROOT, 'tools/versions.env'), 'utf8'))?.[1];
+    expect(pinned).toMatch(/^\d+\.\d+\.\d+$/);
+    const ports = [await freePort(), await freePort(), await freePort()];
+    const versions: string[] = [];
+    await runAndStop(
+      ports,
+      (pid) => process.kill(-pid, 'SIGINT'),
+      () => {
+        // `node --version` with the binary each server runs (its /proc/<pid>/exe).
+        for (const port of ports) {
+          const exe = readlinkSync(`/proc/${listenerPid(port)}/exe`);
+          versions.push(execFileSync(exe, ['--version'], { encoding: 'utf8' }).trim());
+        }
+        return Promise.resolve();
+      },
+    );
+    expect(versions).toEqual(ports.map(() => `v${pinned}`));
+  }, 30_000);
+
   it.each([
     ['Ctrl-C (SIGINT to the whole group)', (pid: number) => process.kill(-pid, 'SIGINT')],
     ['SIGTERM to the whole group', (pid: number) => process.kill(-pid, 'SIGTERM')],

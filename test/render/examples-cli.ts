@@ -9,6 +9,7 @@
 
 import { relative } from 'node:path';
 import { requireTool } from '../support/tools.js';
+import { renderCommand } from './cli.js';
 import { compareWithExpected, findExamples, renderExample, startExampleServers, writeExpected, type ExampleServers } from './examples.js';
 import { invokedDirectly } from './entry.js';
 import { formatYamlStream } from './yaml.js';
@@ -41,7 +42,9 @@ export async function main(argv: readonly string[], io: Io, root: string): Promi
     io.stderr(`${error instanceof Error ? error.message : String(error)}\n`);
     return 2;
   }
-  io.stderr(`Rendering ${examples.length} example${examples.length === 1 ? '' : 's'} with ${crossplane} render.\n`);
+  io.stderr(
+    `Rendering ${examples.length} example${examples.length === 1 ? '' : 's'} with ${crossplane} ${renderCommand(root).slice(0, 2).join(' ')}.\n`,
+  );
 
   let servers: ExampleServers | undefined;
   const onSignal = (signal: NodeJS.Signals): void => {

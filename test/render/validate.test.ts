@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asArray, getString, type JsonObject } from '#lib';
 import { REPO_ROOT } from '#testing';
 import { requireTool, runTool, toolPaths } from '../support/tools.js';
+import { validateCommand } from './cli.js';
 import {
   PACKAGE_DIR,
   findExamples,
@@ -90,8 +91,7 @@ interface Validation {
 
 async function validate(extensions: string, resources: string): Promise<Validation> {
   const run = await runTool(requireTool('CROSSPLANE'), [
-    'beta',
-    'validate',
+    ...validateCommand(),
     extensions,
     resources,
     '--cache-dir',

@@ -11,6 +11,9 @@ import { REPO_ROOT } from './server.js';
 export interface ToolPaths {
   TOOLS_CACHE: string;
   CROSSPLANE_VERSION: string;
+  /** The CLI's own version: CROSSPLANE_VERSION up to v2.2, github.com/crossplane/cli/v2's from v2.3 (test/render/cli.ts). */
+  CROSSPLANE_CLI_VERSION: string;
+  PROVIDER_KUBERNETES_VERSION: string;
   /** The `crossplane` CLI (render, beta validate, xpkg). */
   CROSSPLANE: string;
   /** Crossplane core (`crossplane core start`). */

@@ -1,9 +1,11 @@
 # Shared by up.sh, down.sh and the e2e tests' launcher: the tools, the ports
 # and the small helpers. Sourced, never run.
 # shellcheck disable=SC2034 # the variables are read by the scripts that source this
-eval "$(bash "$repo/tools/build.sh" env | sed 's/^/export /')"
 # shellcheck source=../../../tools/versions.env
 source "$repo/tools/versions.env"
+# After the pins: under CROSSPLANE=newest (MODELPLANE_CROSSPLANE) the env
+# names the newest versions and their tools.
+eval "$(bash "$repo/tools/build.sh" env | sed 's/^/export /')"
 state="${MODELPLANE_UP_DIR:-$repo/_output/up}"
 
 WORKLOAD_CLUSTERS=(cluster-a cluster-b cluster-c)
