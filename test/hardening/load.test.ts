@@ -7,17 +7,7 @@
 
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  MAX_MESSAGE_BYTES,
-  cacheNames,
-  decodeRequest,
-  encodeResponse,
-  huggingFaceMount,
-  jsonLogger,
-  runSafely,
-  toJson,
-  type JsonObject,
-} from '#lib';
+import { MAX_MESSAGE_BYTES, decodeRequest, encodeResponse, jsonLogger, runSafely, type JsonObject } from '#lib';
 import {
   compositeStatus,
   desiredResources,
@@ -34,7 +24,7 @@ import {
   type TestRequest,
 } from '#testing';
 import { HANDLERS } from '../support/handlers.js';
-import { observedFrom, resolve, seedsFor } from './support/seeds.js';
+import { observedShards, resolve, seedsFor } from './support/seeds.js';
 
 const CLIENTS = 64;
 const CALLS_EACH = 500;
@@ -48,7 +38,12 @@ function expectedAnswer(name: FunctionName, bytes: Buffer): Buffer {
   return encodeResponse(runSafely(name, HANDLERS[name], decodeRequest(bytes), logger));
 }
 
-/** A ModelCache over `count` provisioned clusters, every child composed and observed: its steady state. */
+/**
+ * A ModelCache over `count` provisioned clusters at rest (docs/design/fleet.md):
+ * its shards composed and observed, each with the status its own reconcile
+ * wrote from children all Ready with the contract they publish: the largest a
+ * steady request of the cache gets.
+ */
 async function cacheOver(count: number, tag = 'big'): Promise<TestRequest> {
   const clusters = Array.from({ length: count }, (_, i) =>
     inferenceCluster(`cluster-${String(i).padStart(4, '0')}`, {
@@ -60,12 +55,7 @@ async function cacheOver(count: number, tag = 'big'): Promise<TestRequest> {
   const xr = modelCacheXr().resource;
   const first = await resolve('compose-model-cache', { meta: { tag }, observed: { composite: { resource: xr }, resources: {} } }, clusters);
   const composed = responseFromBytes(expectedAnswer('compose-model-cache', requestBytes(first)));
-  const children = observedFrom(composed);
-  // Each child Ready, with the contract it publishes: the largest a steady request gets.
-  const mount = huggingFaceMount({ claimName: cacheNames('ml-team', 'qwen').pvc, repo: 'Qwen/Qwen3-0.6B' });
-  for (const child of Object.values(children))
-    Object.assign(child.resource['status'] as JsonObject, { phase: 'Ready', mount: toJson(mount) });
-  return { ...first, observed: { composite: { resource: xr }, resources: children } };
+  return { ...first, observed: { composite: { resource: xr }, resources: await observedShards(composed, tag) } };
 }
 
 describe(`${CLIENTS} clients × ${CALLS_EACH} calls`, () => {
@@ -204,19 +194,16 @@ describe('message size', () => {
     await server.stop();
   });
 
-  it('answers a ModelCache over 1,000 clusters, every child Ready, within a second', async () => {
+  it('answers a ModelCache over 1,000 clusters at rest (its ten shards Ready) with the bytes it gets alone', async () => {
     const req = await cacheOver(1000);
     const bytes = requestBytes(req);
-    // About 1.3 MB in this shape (real clusters carry more: tooling-facts puts 4 MiB near 1,300 of them); the bound is tested below.
-    expect(bytes.length).toBeGreaterThan(1_000_000);
-    const t0 = performance.now();
+    // Its clusters and its shards' statuses; the bound is tested below. How fast is make bench's to say.
+    expect(bytes.length).toBeGreaterThan(500_000);
     const answer = await client.call(bytes, { timeoutMs: 30_000 });
-    const ms = performance.now() - t0;
     expect(answer.equals(expectedAnswer('compose-model-cache', bytes))).toBe(true);
     const rsp = responseFromBytes(answer);
-    expect(Object.keys(desiredResources(rsp))).toHaveLength(1000);
-    expect(compositeStatus(rsp)['summary']).toEqual({ ready: '1000/1000' });
-    expect(ms).toBeLessThan(1000);
+    expect(Object.keys(desiredResources(rsp))).toHaveLength(10);
+    expect(compositeStatus(rsp)['summary']).toMatchObject({ ready: '1000/1000', clusters: 1000, shards: 10, listed: 'NotReady' });
   }, 60_000);
 
   /** A request of exactly `size` bytes: a small cache whose XR carries a padding annotation of the right length. */
@@ -237,7 +224,7 @@ describe('message size', () => {
     const bytes = await requestOfSize(MAX_MESSAGE_BYTES);
     const rsp = responseFromBytes(await client.call(bytes, { timeoutMs: 60_000 }));
     expect(rsp.results.filter((r) => r.severity === 'SEVERITY_FATAL')).toEqual([]);
-    expect(Object.keys(desiredResources(rsp))).toHaveLength(3);
+    expect(Object.keys(desiredResources(rsp))).toEqual(['shard-0']);
   }, 60_000);
 
   it('refuses a request one byte over with RESOURCE_EXHAUSTED, and keeps serving', async () => {

@@ -95,7 +95,9 @@ type Expectation =
   /** A requirement not fetched yet: the function answers with requirements only, and Crossplane calls again once it has them. */
   | { notFinal: true }
   /** These protected keys go, and the rule that says they must. */
-  | { dropped: string[]; rule: string };
+  | { dropped: string[]; rule: string }
+  /** Everything protected stays, and the shard `from` is told to drop these clusters' children (its spec.drop), by the rule that says they must go. */
+  | { leaves: string[]; from: string; rule: string };
 
 interface Row {
   state: string;
@@ -126,7 +128,7 @@ function canDelete(object: JsonObject): boolean {
   return !Array.isArray(policies) || policies.includes('*') || policies.includes('Delete');
 }
 
-function check(table: Table, before: TestRequest, row: Row, rsp: TestResponse): void {
+function check(table: Table, beforeReq: TestRequest, row: Row, rsp: TestResponse): void {
   const fatal = rsp.results.filter((r) => r.severity === 'SEVERITY_FATAL');
   const expectation = row.expect;
   if ('fatal' in expectation) {
@@ -141,10 +143,26 @@ function check(table: Table, before: TestRequest, row: Row, rsp: TestResponse): 
     expect(Object.keys(rsp.requirements?.resources ?? {}).length).toBeGreaterThan(0);
     return;
   }
-  const protectedKeys = Object.keys(before.observed?.resources ?? {}).filter(table.protects);
+  const protectedKeys = Object.keys(beforeReq.observed?.resources ?? {}).filter(table.protects);
   expect(protectedKeys.length, 'the state holds something to protect').toBeGreaterThan(0);
   const dropped = 'dropped' in expectation ? expectation.dropped : [];
   if ('dropped' in expectation) expect(expectation.rule.length).toBeGreaterThan(10);
+  if ('leaves' in expectation) {
+    expect(expectation.rule.length).toBeGreaterThan(10);
+    const shardSpec = (desired[expectation.from]?.['spec'] ?? {}) as JsonObject;
+    const listed = ((shardSpec['clusters'] ?? []) as JsonObject[]).map((member) => member['name']);
+    for (const cluster of expectation.leaves) {
+      expect(shardSpec['drop'], `${expectation.from} drops ${cluster} (${expectation.rule})`).toContain(cluster);
+      expect(listed, `${expectation.from} no longer lists ${cluster}`).not.toContain(cluster);
+    }
+  } else if (protectedKeys.some((key) => key.startsWith('shard-'))) {
+    // Nothing leaves: no shard is told to drop anything it was not told to before.
+    for (const key of protectedKeys.filter((key) => key.startsWith('shard-'))) {
+      const before = ((observedBody(beforeReq, key)['spec'] as JsonObject | undefined)?.['drop'] ?? []) as string[];
+      const after = (((desired[key]?.['spec'] as JsonObject | undefined)?.['drop'] ?? []) as string[]).filter((c) => !before.includes(c));
+      expect(after, `${key} is told to drop nothing new`).toEqual([]);
+    }
+  }
   for (const key of protectedKeys) {
     if (dropped.includes(key)) {
       expect(desired, `${key} goes (${'dropped' in expectation ? expectation.rule : ''})`).not.toHaveProperty(key);
@@ -154,7 +172,7 @@ function check(table: Table, before: TestRequest, row: Row, rsp: TestResponse): 
     // A resource Crossplane names itself (the Usage) is the same object by its key alone.
     const named = identity(desired[key]);
     if (named !== undefined || desired[key]!['kind'] === 'Object') {
-      expect(named, `${key} names the same object`).toBe(identity(observedBody(before, key)));
+      expect(named, `${key} names the same object`).toBe(identity(observedBody(beforeReq, key)));
     }
   }
 }
@@ -170,26 +188,40 @@ function runTable(table: Table): void {
   });
 }
 
-// --- compose-model-cache --------------------------------------------------------
+// --- compose-model-cache: the ModelCache ------------------------------------------
 
-/** Its children own the staged PVCs (dropping a child deletes them); during the upgrade, the single-function PVC Object. */
+/**
+ * A ModelCache's shards own its children, and the children the staged PVCs:
+ * dropping a shard deletes all of them. A cluster leaves by being named in its
+ * shard's spec.drop (the shard then drops that child alone). During an upgrade,
+ * the single-function PVC Objects and the children of the layout before shards
+ * are the cache's own.
+ */
 const CACHE_RULES = {
   leftFootprint:
-    'compose-model-cache spec, behaviour 4 and architecture decision 2: a cluster leaves the footprint when it stops matching; with no ModelReplica of this cache there, its child is dropped and Crossplane deletes it',
-  handover:
+    'compose-model-cache spec, behaviour 4 and architecture decision 2: a cluster leaves the footprint when it stops matching; with no ModelReplica of this cache there, its shard is told to drop its child (spec.drop), and Crossplane deletes it',
+  reclaimed: 'compose-model-cache spec, behaviour 4 (reclaim guard): once no replica uses it, its shard is told to drop it',
+  legacyHandOver:
     'compose-model-cache spec, behaviour 8 (architecture decision 12): once the single-function Objects are observed without Delete, they are dropped (the remote PVC stays) and the child adopts the PVC by name',
+  flatHandOver:
+    'docs/design/fleet.md, "Upgrading in place": once its shard is observed listing the cluster with the status to inherit, the child of the layout before shards (orphan-on-delete: its Objects cannot delete) is dropped, and the shard stamps one of the same name that adopts what is on the cluster',
 };
 
 const cacheStates: Table['states'] = {
   ready: () => seed('compose-model-cache', 'ready'),
   'retained for a replica': () => seed('compose-model-cache', 'retained-for-replica'),
-  upgrading: () => seed('compose-model-cache', 'upgrade-legacy-with-delete'),
+  'upgrading from the single function': () => seed('compose-model-cache', 'upgrade-legacy-with-delete'),
+  'handing over (orphaning)': () => seed('compose-model-cache', 'upgrade-orphan'),
+  'handing over (listed)': () => seed('compose-model-cache', 'upgrade-list'),
+  'handing over (release)': () => seed('compose-model-cache', 'upgrade-release'),
 };
+
+const shardSpec = (req: TestRequest, key = 'shard-0'): JsonObject => observedBody(req, key)['spec'] as JsonObject;
 
 runTable({
   name: 'compose-model-cache',
   states: cacheStates,
-  protects: (key) => key.startsWith('hydration-') || key.startsWith('pvc-'),
+  protects: (key) => key.startsWith('shard-') || key.startsWith('hydration-') || key.startsWith('pvc-'),
   rows: [
     { state: 'ready', input: 'nothing changed', change: () => undefined, expect: { kept: true } },
     { state: 'ready', input: 'clusters not fetched yet', change: notFetched('clusters'), expect: { notFinal: true } },
@@ -225,13 +257,13 @@ runTable({
         const metadata = items(req, 'clusters')[0]!.resource['metadata'] as JsonObject;
         metadata['name'] = (metadata['name'] as string).toUpperCase();
       },
-      expect: { dropped: ['hydration-us-east-a100'], rule: CACHE_RULES.leftFootprint },
+      expect: { leaves: ['us-east-a100'], from: 'shard-0', rule: CACHE_RULES.leftFootprint },
     },
     {
       state: 'ready',
       input: 'a cluster gone',
       change: withoutCluster('us-east-a100'),
-      expect: { dropped: ['hydration-us-east-a100'], rule: CACHE_RULES.leftFootprint },
+      expect: { leaves: ['us-east-a100'], from: 'shard-0', rule: CACHE_RULES.leftFootprint },
     },
     {
       state: 'ready',
@@ -246,10 +278,7 @@ runTable({
       state: 'ready',
       input: 'every cluster gone (fetched, none found)',
       change: noneFound('clusters'),
-      expect: {
-        dropped: ['hydration-us-east-a100', 'hydration-us-west-a100', 'hydration-eu-west-a100'],
-        rule: CACHE_RULES.leftFootprint,
-      },
+      expect: { leaves: ['eu-west-a100', 'us-east-a100', 'us-west-a100'], from: 'shard-0', rule: CACHE_RULES.leftFootprint },
     },
     {
       state: 'ready',
@@ -257,10 +286,7 @@ runTable({
       change: (req) => {
         spec(req)['clusterSelector'] = { matchLabels: { 'modelplane.ai/tier': 'h100' } };
       },
-      expect: {
-        dropped: ['hydration-us-east-a100', 'hydration-us-west-a100', 'hydration-eu-west-a100'],
-        rule: CACHE_RULES.leftFootprint,
-      },
+      expect: { leaves: ['eu-west-a100', 'us-east-a100', 'us-west-a100'], from: 'shard-0', rule: CACHE_RULES.leftFootprint },
     },
     {
       state: 'ready',
@@ -281,28 +307,49 @@ runTable({
     },
     {
       state: 'ready',
-      input: 'a child’s status gone',
+      input: 'the shard’s status gone (it holds nothing, as far as the cache can tell)',
       change: (req) => {
-        delete observedBody(req, 'hydration-us-east-a100')['status'];
+        delete observedBody(req, 'shard-0')['status'];
       },
       expect: { kept: true },
     },
     {
       state: 'ready',
-      input: 'a child’s status flapping (Failed, then garbage)',
+      input: 'the shard’s status and spec both gone (nothing says where a cluster is)',
       change: (req) => {
-        statusOf(observedBody(req, 'hydration-us-east-a100'))['phase'] = 'Failed';
-        statusOf(observedBody(req, 'hydration-us-west-a100'))['phase'] = { not: 'a phase' };
+        delete observedBody(req, 'shard-0')['status'];
+        delete observedBody(req, 'shard-0')['spec'];
       },
       expect: { kept: true },
     },
     {
       state: 'ready',
-      input: 'a child observed as something else entirely',
+      input: 'the shard’s status garbage (composed and clusters not lists, a cluster Failed)',
       change: (req) => {
-        req.observed!.resources!['hydration-us-east-a100'] = {
-          resource: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'modelcache-ml-team-qwen-us-east-a100-e1dd1' } },
+        const status = statusOf(observedBody(req, 'shard-0'));
+        status['composed'] = 'eu-west-a100';
+        status['clusters'] = { phase: 'Failed' };
+        status['summary'] = { ready: 'all of them' };
+      },
+      expect: { kept: true },
+    },
+    {
+      state: 'ready',
+      input: 'the shard observed as something else entirely',
+      change: (req) => {
+        req.observed!.resources!['shard-0'] = {
+          resource: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'modelcache-ml-team-qwen-shard-0-bf0ec' } },
         };
+      },
+      expect: { kept: true },
+    },
+    {
+      state: 'ready',
+      input: 'a second shard observed that lists the same clusters (a late view)',
+      change: (req) => {
+        const twin = structuredClone(observedBody(req, 'shard-0'));
+        (twin['metadata'] as JsonObject)['name'] = 'modelcache-ml-team-qwen-shard-1-0d6a7';
+        req.observed!.resources!['shard-1'] = { resource: twin };
       },
       expect: { kept: true },
     },
@@ -348,10 +395,7 @@ runTable({
       state: 'retained for a replica',
       input: 'replicas fetched, none found (the replica is gone)',
       change: noneFound('replicas'),
-      expect: {
-        dropped: ['hydration-cluster-b'],
-        rule: 'compose-model-cache spec, behaviour 4 (reclaim guard): once no replica uses it, drop it',
-      },
+      expect: { leaves: ['cluster-b'], from: 'shard-0', rule: CACHE_RULES.reclaimed },
     },
     {
       state: 'retained for a replica',
@@ -359,9 +403,9 @@ runTable({
       change: withoutCluster('cluster-b'),
       expect: { kept: true },
     },
-    { state: 'upgrading', input: 'nothing changed', change: () => undefined, expect: { kept: true } },
+    { state: 'upgrading from the single function', input: 'nothing changed', change: () => undefined, expect: { kept: true } },
     {
-      state: 'upgrading',
+      state: 'upgrading from the single function',
       input: 'the cluster unprovisioned mid-upgrade',
       change: (req) => {
         delete clusterStatus(req, 'clusters')['providerConfigRef'];
@@ -369,7 +413,7 @@ runTable({
       expect: { kept: true },
     },
     {
-      state: 'upgrading',
+      state: 'upgrading from the single function',
       input: 'its status gone mid-upgrade',
       change: (req) => {
         delete xr(req)['status'];
@@ -377,17 +421,17 @@ runTable({
       expect: { kept: true },
     },
     {
-      state: 'upgrading',
+      state: 'upgrading from the single function',
       input: 'the legacy PVC observed without Delete (hand-over)',
       change: (req) => {
         for (const key of ['pvc-cluster-a', 'hydrate-cluster-a', 'auth-cluster-a']) {
           (observedBody(req, key)['spec'] as JsonObject)['managementPolicies'] = ['Observe', 'Create', 'Update', 'LateInitialize'];
         }
       },
-      expect: { dropped: ['pvc-cluster-a'], rule: CACHE_RULES.handover },
+      expect: { dropped: ['pvc-cluster-a'], rule: CACHE_RULES.legacyHandOver },
     },
     {
-      state: 'upgrading',
+      state: 'upgrading from the single function',
       input: 'the cluster gone mid-upgrade, a replica on it',
       change: (req) => {
         noneFound('clusters')(req);
@@ -396,12 +440,82 @@ runTable({
       expect: { kept: true },
     },
     {
-      state: 'upgrading',
+      state: 'upgrading from the single function',
       input: 'a bad field introduced mid-upgrade',
       change: (req) => {
         spec(req)['huggingFace'] = 'Qwen/Qwen3-0.6B';
       },
       expect: { fatal: true },
+    },
+    { state: 'handing over (orphaning)', input: 'nothing changed', change: () => undefined, expect: { kept: true } },
+    {
+      state: 'handing over (orphaning)',
+      input: 'a child’s status gone',
+      change: (req) => {
+        delete observedBody(req, 'hydration-us-east-a100')['status'];
+      },
+      expect: { kept: true },
+    },
+    {
+      state: 'handing over (orphaning)',
+      input: 'a cluster unprovisioned',
+      change: (req) => {
+        delete clusterStatus(req, 'clusters')['providerConfigRef'];
+      },
+      expect: { kept: true },
+    },
+    {
+      state: 'handing over (orphaning)',
+      input: 'a cluster gone before its child gave up Delete',
+      change: withoutCluster('us-east-a100'),
+      expect: { dropped: ['hydration-us-east-a100'], rule: CACHE_RULES.leftFootprint },
+    },
+    { state: 'handing over (listed)', input: 'nothing changed', change: () => undefined, expect: { kept: true } },
+    {
+      state: 'handing over (listed)',
+      input: 'a cluster gone once its child gave up Delete (it first gets Delete back)',
+      change: withoutCluster('us-east-a100'),
+      expect: { kept: true },
+    },
+    {
+      state: 'handing over (listed)',
+      input: 'a child reporting orphanOnDelete as garbage',
+      change: (req) => {
+        statusOf(observedBody(req, 'hydration-us-east-a100'))['orphanOnDelete'] = 'yes';
+      },
+      expect: { kept: true },
+    },
+    {
+      state: 'handing over (release)',
+      input: 'nothing changed',
+      change: () => undefined,
+      expect: { dropped: ['hydration-eu-west-a100', 'hydration-us-east-a100', 'hydration-us-west-a100'], rule: CACHE_RULES.flatHandOver },
+    },
+    {
+      state: 'handing over (release)',
+      input: 'the shard observed listing them without what they inherit',
+      change: (req) => {
+        for (const member of shardSpec(req)['clusters'] as JsonObject[]) delete member['inheritedStatus'];
+      },
+      expect: { kept: true },
+    },
+    {
+      state: 'handing over (release)',
+      input: 'the shard observed as something else entirely',
+      change: (req) => {
+        req.observed!.resources!['shard-0'] = {
+          resource: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'modelcache-ml-team-qwen-shard-0-bf0ec' } },
+        };
+      },
+      expect: { kept: true },
+    },
+    {
+      state: 'handing over (release)',
+      input: 'a child that has its Delete policy back (orphanOnDelete false)',
+      change: (req) => {
+        statusOf(observedBody(req, 'hydration-us-east-a100'))['orphanOnDelete'] = false;
+      },
+      expect: { dropped: ['hydration-eu-west-a100', 'hydration-us-west-a100'], rule: CACHE_RULES.flatHandOver },
     },
   ],
 });
@@ -409,13 +523,161 @@ runTable({
 // A hand-over drops the PVC Object: the check above shows it goes; this shows it can no longer delete what it names.
 describe('compose-model-cache, the hand-over', () => {
   it('re-desires the single-function PVC without Delete before it ever drops it', async () => {
-    const req = await cacheStates['upgrading']!();
+    const req = await cacheStates['upgrading from the single function']!();
     expect(canDelete(observedBody(req, 'pvc-cluster-a'))).toBe(true);
     const rsp = await client('compose-model-cache').run(req);
     const pvc = desiredResources(rsp)['pvc-cluster-a']!;
     expect(canDelete(pvc)).toBe(false);
     expect(desiredResources(rsp)).not.toHaveProperty('hydration-cluster-a');
   });
+
+  it('releases a child of the layout before shards only once it is orphan-on-delete', async () => {
+    const req = await cacheStates['handing over (orphaning)']!();
+    const rsp = await client('compose-model-cache').run(req);
+    for (const [key, child] of Object.entries(desiredResources(rsp)).filter(([key]) => key.startsWith('hydration-'))) {
+      expect((child['metadata'] as JsonObject)['annotations'], key).toMatchObject({ 'modelplane.ai/orphan-on-delete': 'true' });
+    }
+    const released = await cacheStates['handing over (release)']!();
+    for (const key of Object.keys(released.observed!.resources!).filter((key) => key.startsWith('hydration-'))) {
+      expect(statusOf(observedBody(released, key))['orphanOnDelete'], key).toBe(true);
+    }
+  });
+});
+
+// --- compose-model-cache: a ModelCacheShard ---------------------------------------
+
+const SHARD_RULE =
+  'docs/design/fleet.md, "Which shard holds a cluster": a shard drops a child only when its ModelCache names the cluster in spec.drop (it left the cache)';
+
+const shardStates: Table['states'] = {
+  hydrating: () => seed('compose-model-cache', 'model-cache-shard:hydrating'),
+  'keeping one for a replica': () => seed('compose-model-cache', 'model-cache-shard:kept'),
+  'dropping one': () => seed('compose-model-cache', 'model-cache-shard:dropped'),
+};
+
+runTable({
+  name: 'compose-model-cache',
+  states: shardStates,
+  protects: (key) => key.startsWith('hydration-'),
+  rows: [
+    { state: 'hydrating', input: 'nothing changed', change: () => undefined, expect: { kept: true } },
+    {
+      state: 'hydrating',
+      input: 'its clusters unlisted (the cache listed none, dropped none)',
+      change: (req) => {
+        spec(req)['clusters'] = [];
+      },
+      expect: { kept: true },
+    },
+    {
+      state: 'hydrating',
+      input: 'a cluster moved to another spelling',
+      change: (req) => {
+        (spec(req)['clusters'] as JsonObject[])[0]!['name'] = 'eu-west-a100-renamed';
+      },
+      expect: { kept: true },
+    },
+    {
+      state: 'hydrating',
+      input: 'its own status gone',
+      change: (req) => {
+        delete xr(req)['status'];
+      },
+      expect: { kept: true },
+    },
+    {
+      state: 'hydrating',
+      input: 'a child’s status gone',
+      change: (req) => {
+        delete observedBody(req, 'hydration-us-east-a100')['status'];
+      },
+      expect: { kept: true },
+    },
+    {
+      state: 'hydrating',
+      input: 'a child’s status flapping (Failed, then garbage)',
+      change: (req) => {
+        statusOf(observedBody(req, 'hydration-us-east-a100'))['phase'] = 'Failed';
+        statusOf(observedBody(req, 'hydration-us-west-a100'))['phase'] = { not: 'a phase' };
+      },
+      expect: { kept: true },
+    },
+    {
+      state: 'hydrating',
+      input: 'a child observed as something else entirely',
+      change: (req) => {
+        req.observed!.resources!['hydration-us-east-a100'] = {
+          resource: { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'modelcache-ml-team-qwen-us-east-a100-dd185' } },
+        };
+      },
+      expect: { kept: true },
+    },
+    {
+      state: 'hydrating',
+      input: 'a drop naming a cluster it does not hold',
+      change: (req) => {
+        spec(req)['drop'] = ['ap-south-a100'];
+      },
+      expect: { kept: true },
+    },
+    {
+      state: 'hydrating',
+      input: 'a bad member (a name not a DNS label)',
+      change: (req) => {
+        (spec(req)['clusters'] as JsonObject[])[0]!['name'] = 'EU_WEST';
+      },
+      expect: { fatal: true },
+    },
+    {
+      state: 'hydrating',
+      input: 'a cluster listed twice',
+      change: (req) => {
+        const clusters = spec(req)['clusters'] as JsonObject[];
+        clusters.push(structuredClone(clusters[0]!));
+      },
+      expect: { fatal: true },
+    },
+    {
+      state: 'hydrating',
+      input: 'the source emptied',
+      change: (req) => {
+        delete spec(req)['huggingFace'];
+      },
+      expect: { fatal: true },
+    },
+    {
+      state: 'hydrating',
+      input: 'a cluster named in spec.drop',
+      change: (req) => {
+        spec(req)['clusters'] = (spec(req)['clusters'] as JsonObject[]).filter((member) => member['name'] !== 'us-west-a100');
+        spec(req)['drop'] = ['us-west-a100'];
+      },
+      expect: { dropped: ['hydration-us-west-a100'], rule: SHARD_RULE },
+    },
+    { state: 'keeping one for a replica', input: 'nothing changed', change: () => undefined, expect: { kept: true } },
+    {
+      state: 'keeping one for a replica',
+      input: 'the kept child’s status gone',
+      change: (req) => {
+        delete observedBody(req, 'hydration-us-east-a100')['status'];
+      },
+      expect: { kept: true },
+    },
+    {
+      state: 'dropping one',
+      input: 'nothing changed',
+      change: () => undefined,
+      expect: { dropped: ['hydration-us-west-a100'], rule: SHARD_RULE },
+    },
+    {
+      state: 'dropping one',
+      input: 'the dropped cluster listed again as well',
+      change: (req) => {
+        (spec(req)['clusters'] as JsonObject[]).push({ name: 'us-west-a100' });
+      },
+      expect: { kept: true },
+    },
+  ],
 });
 
 // --- compose-model-cache-hydration ---------------------------------------------

@@ -94,7 +94,10 @@ export function composeCache(req: RunFunctionRequest): RunFunctionResponse {
   for (const plan of plans) {
     if (plan.action === 'member')
       members.set(plan.cluster, plan.keep === undefined ? { name: plan.cluster } : { name: plan.cluster, keep: plan.keep });
-    if (plan.action === 'handover' && steps.get(plan.cluster) === 'list') {
+    // Listed once its Objects cannot delete; a cluster a shard lists already stays listed while its child
+    // catches up (a child that turned Delete back on is orphaned again, never told to go).
+    const step = steps.get(plan.cluster);
+    if (plan.action === 'handover' && (step === 'list' || (step === 'orphan' && listedByAShard(observed, plan.cluster)))) {
       members.set(plan.cluster, { name: plan.cluster, inheritedStatus: inheritableStatus(plan.child) });
     }
   }
@@ -157,6 +160,11 @@ export function composeCache(req: RunFunctionRequest): RunFunctionResponse {
     wasReady: conditionIsTrue(xr.resource, 'Ready'),
   });
   return rsp;
+}
+
+function listedByAShard(observed: ObservedComposed, cluster: string): boolean {
+  for (const shard of observed.shards.values()) if (shard.listed.has(cluster)) return true;
+  return false;
 }
 
 /** What stays on the cache itself: children of the layout before shards, and upstream's single-function Objects. */

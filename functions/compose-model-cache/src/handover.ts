@@ -14,13 +14,29 @@ import { HANDOVER_BATCH, ORPHAN_ON_DELETE_ANNOTATION, getIn, getObject, type Jso
 
 export type HandOverStep = 'orphan' | 'list' | 'release' | 'wait';
 
-/** Which step each cluster of the layout before shards is at; clusters beyond the batch wait their turn. */
+/** Whether a child's hand-over has begun: it was re-desired orphan-on-delete, or says its Objects are. */
+function underWay(child: JsonObject): boolean {
+  return (
+    getIn(child, 'metadata', 'annotations', ORPHAN_ON_DELETE_ANNOTATION) === 'true' || getIn(child, 'status', 'orphanOnDelete') === true
+  );
+}
+
+/**
+ * Which step each cluster of the layout before shards is at. A hand-over under
+ * way carries on whatever else changed (a child put back to Delete midway
+ * would only churn); the others start as the batch has room, in name order.
+ */
 export function handOverSteps(clusters: readonly { cluster: string; child: JsonObject }[]): Map<string, HandOverStep> {
   const steps = new Map<string, HandOverStep>();
-  clusters.forEach(({ cluster, child }, i) => {
-    if (i >= HANDOVER_BATCH) steps.set(cluster, 'wait');
-    else steps.set(cluster, getIn(child, 'status', 'orphanOnDelete') === true ? 'list' : 'orphan');
-  });
+  let started = clusters.filter(({ child }) => underWay(child)).length;
+  for (const { cluster, child } of clusters) {
+    if (getIn(child, 'status', 'orphanOnDelete') === true) steps.set(cluster, 'list');
+    else if (underWay(child)) steps.set(cluster, 'orphan');
+    else if (started < HANDOVER_BATCH) {
+      started += 1;
+      steps.set(cluster, 'orphan');
+    } else steps.set(cluster, 'wait');
+  }
   return steps;
 }
 

@@ -83,8 +83,16 @@ describe('per-cluster overrides', () => {
   });
 
   it.each<[string, object, { image: string; pip: boolean; script: string }]>([
-    ['no input: the Modelplane image, its own script, no pip', {}, { image: 'xpkg.upbound.io/modelplane/hydration:v0.1.0', pip: false, script: 'Image' }],
-    ['an image of your own: plain Python, the script inline, pip', { images: { hydration: 'reg.io/py:3' } }, { image: 'reg.io/py:3', pip: true, script: 'Inline' }],
+    [
+      'no input: the Modelplane image, its own script, no pip',
+      {},
+      { image: 'xpkg.upbound.io/modelplane/hydration:v0.1.0', pip: false, script: 'Image' },
+    ],
+    [
+      'an image of your own: plain Python, the script inline, pip',
+      { images: { hydration: 'reg.io/py:3' } },
+      { image: 'reg.io/py:3', pip: true, script: 'Inline' },
+    ],
     [
       'an image of your own with huggingface_hub in it',
       { images: { hydration: 'reg.io/hub:1' }, install: { pip: false } },

@@ -5,9 +5,10 @@
 // for a replica, a cache over many clusters).
 
 import { existsSync, readdirSync } from 'node:fs';
-import { cacheNames, type JsonObject } from '#lib';
+import { cacheNames, huggingFaceMount, toJson, type JsonObject } from '#lib';
 import {
   REPO_ROOT,
+  compositeStatus,
   desiredResources,
   inProcessClient,
   HF_SOURCE,
@@ -29,10 +30,12 @@ export function clientFor(name: FunctionName): FunctionClient {
   return inProcessClient(name, HANDLERS[name], ON_DEMAND[name]);
 }
 
-const EXAMPLES: Record<FunctionName, string> = {
-  'compose-model-cache': 'examples/model-cache',
-  'compose-model-cache-hydration': 'examples/model-cache-hydration',
-  'compose-model-replica': 'examples/model-replica',
+/** Each function's render examples; the first folder's stages are named as they are, the others' prefixed with their folder. */
+const EXAMPLES: Record<FunctionName, string[]> = {
+  // compose-model-cache composes both levels of the fan-out (docs/design/fleet.md).
+  'compose-model-cache': ['examples/model-cache', 'examples/model-cache-shard'],
+  'compose-model-cache-hydration': ['examples/model-cache-hydration'],
+  'compose-model-replica': ['examples/model-replica'],
 };
 
 export interface Seed {
@@ -64,7 +67,13 @@ export async function resolve(name: FunctionName, base: TestRequest, supplied: J
 }
 
 async function exampleSeeds(name: FunctionName): Promise<Seed[]> {
-  const dir = EXAMPLES[name];
+  const seeds: Seed[] = [];
+  for (const [i, dir] of EXAMPLES[name].entries())
+    seeds.push(...(await folderSeeds(name, dir, i === 0 ? '' : `${dir.split('/').at(-1)!}:`)));
+  return seeds;
+}
+
+async function folderSeeds(name: FunctionName, dir: string, prefix: string): Promise<Seed[]> {
   const stages = readdirSync(`${REPO_ROOT}${dir}`, { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
     .map((entry) => entry.name)
@@ -84,7 +93,7 @@ async function exampleSeeds(name: FunctionName): Promise<Seed[]> {
     const [composition] = documents(`${dir}/${stage}/composition.yaml`);
     const input = (composition?.['spec'] as { pipeline?: { input?: JsonObject }[] } | undefined)?.pipeline?.[0]?.input;
     if (input) base.input = input;
-    seeds.push({ name: stage, request: await resolve(name, base, documents(`${dir}/${stage}/required.yaml`)) });
+    seeds.push({ name: `${prefix}${stage}`, request: await resolve(name, base, documents(`${dir}/${stage}/required.yaml`)) });
   }
   return seeds;
 }
@@ -118,6 +127,28 @@ export function observedFrom(rsp: TestResponse, ready: (key: string) => boolean 
   const out: Record<string, TestResource> = {};
   for (const [key, desired] of Object.entries(desiredResources(rsp))) out[key] = { resource: observeApplied(desired, ready(key)) };
   return out;
+}
+
+/**
+ * A cache's answer as Crossplane observes it one reconcile of each shard
+ * later: every desired resource applied, and each shard with the status its
+ * own reconcile wrote from its children, all Ready with the contract they
+ * publish (the cache's source is HuggingFace `Qwen/Qwen3-0.6B`, as the seeds').
+ */
+export async function observedShards(rsp: TestResponse, tag = 'seed'): Promise<Record<string, TestResource>> {
+  const client = clientFor('compose-model-cache');
+  const mount = toJson(huggingFaceMount({ claimName: cacheNames('ml-team', 'qwen').pvc, repo: 'Qwen/Qwen3-0.6B' }));
+  const observed = observedFrom(rsp);
+  for (const [key, shard] of Object.entries(observed)) {
+    if (!key.startsWith('shard-')) continue;
+    (shard.resource['metadata'] as JsonObject)['uid'] = `uid-${key}`;
+    const req: TestRequest = { meta: { tag }, observed: { composite: { resource: shard.resource }, resources: {} } };
+    const children = observedFrom(await client.run(req));
+    for (const child of Object.values(children)) Object.assign(child.resource['status'] as JsonObject, { phase: 'Ready', mount });
+    const own = await client.run({ ...req, observed: { ...req.observed, resources: children } });
+    shard.resource['status'] = { ...compositeStatus(own), conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }] };
+  }
+  return observed;
 }
 
 const TIER = { 'modelplane.ai/tier': 'a100' };
@@ -206,17 +237,19 @@ async function extraCacheSeeds(): Promise<Seed[]> {
     const base: TestRequest = { meta: { tag: 'seed' }, observed: { composite: { resource: cacheXr(status) }, resources: observed } };
     return resolve(name, base, [...clusters, ...replicas]);
   };
-  // A steady cache over 40 clusters: every child composed and Ready.
+  // A steady cache over 40 clusters: its shard composed, every child in it Ready.
   const many = Array.from({ length: 40 }, (_, i) => cluster(`cluster-${String(i).padStart(2, '0')}`));
   const composed = await clientFor(name).run(await first(many, [], {}));
-  const steady = await first(many, [], observedFrom(composed));
+  const steady = await first(many, [], await observedShards(composed));
 
   // Cluster b has left the selector; a replica still runs there.
   const two = [cluster('cluster-a'), cluster('cluster-b')];
   const both = await clientFor(name).run(await first(two, [], {}));
-  const retained = await first([cluster('cluster-a'), cluster('cluster-b', { tier: 'other' })], [replicaOn('chat', 'cluster-b')], {
-    ...observedFrom(both),
-  });
+  const retained = await first(
+    [cluster('cluster-a'), cluster('cluster-b', { tier: 'other' })],
+    [replicaOn('chat', 'cluster-b')],
+    await observedShards(both),
+  );
 
   return [
     { name: 'many-clusters-steady', request: steady },
