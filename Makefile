@@ -161,12 +161,13 @@ xpkg: | $(NODE) ## Build the Function packages and the Configuration (needs the 
 	@node scripts/package.mjs xpkg
 
 # Each function against the no-op floor at 1, 10, 100 and 1,000 clusters; a few
-# minutes on two cores. Writes .bench/results.{json,md} and rewrites the table
-# in BENCHMARKS.md. Not part of `make test` (its smoke run is).
-bench: build ## Benchmark each function against the floor (N = 1 to 1,000); updates BENCHMARKS.md
+# minutes on two cores. Writes .bench/results.{json,md} and headline.md, and
+# rewrites the headline in BENCHMARKS.md and the whole run in
+# docs/benchmark-run.md (bench/report.ts). Not part of `make test` (its smoke run is).
+bench: build ## Benchmark each function against the floor (N = 1 to 1,000); updates BENCHMARKS.md and docs/benchmark-run.md
 	@node bench/build.mjs
 	@node bench/dist/run.js --write
-	@npx prettier --log-level warn --write BENCHMARKS.md # the table as `make test`'s format check wants it
+	@npx prettier --log-level warn --write BENCHMARKS.md docs/benchmark-run.md # the tables as `make test`'s format check wants them
 
 clean: ## Remove build outputs
 	rm -rf functions/*/dist test/render/dist bench/dist .test-results _output .bench
