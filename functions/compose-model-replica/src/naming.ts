@@ -10,15 +10,7 @@
 // its own under its new names. An object under a new name that another XR
 // owns is never written: it is observed only, and the replica serves nothing.
 
-import {
-  getString,
-  ownershipOf,
-  remoteTitle,
-  upstreamReplicaNames,
-  type JsonObject,
-  type Owner,
-  type ReplicaNameSet,
-} from '#lib';
+import { getString, ownershipOf, remoteTitle, upstreamReplicaNames, type JsonObject, type Owner, type ReplicaNameSet } from '#lib';
 import type { Observed } from './conditions.js';
 import { EPP_KEYS, POOL_KEY, ROUTE_KEY, claimKey, memberRole, workloadKey } from './names.js';
 import type { Engine, Member, Replica, ReplicaNaming } from './spec.js';
