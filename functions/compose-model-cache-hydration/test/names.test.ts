@@ -86,7 +86,7 @@ describe('two caches of one name in two namespaces', () => {
 
   it('every remote object names its owner: labels, and an annotation of its own per cache', async () => {
     const rsp = await run(resolved({ xr: xr('team-a', HF) }), served.client);
-    const metadata = (manifestOf(desiredResources(rsp)['pvc']!) as { metadata: JsonObject }).metadata;
+    const metadata = (manifestOf(desiredResources(rsp)['pvc']) as { metadata: JsonObject }).metadata;
     expect(metadata['labels']).toEqual({ 'modelplane.ai/modelcache': 'qwen', 'modelplane.ai/namespace': 'team-a' });
     expect(metadata['annotations']).toEqual({
       [ownerAnnotation({ kind: 'ModelCache', namespace: 'team-a', name: CACHE }).key]: 'ModelCache qwen in namespace team-a',
@@ -138,7 +138,7 @@ describe('upgrading: what exists keeps its name', () => {
   it('a Ready cache’s PVC, staged before owners were written, keeps its name and its mount, and is marked as the cache’s', async () => {
     const before = readyBefore();
     const rsp = await run(resolved({ xr: before.xr, observed: before.observed }), served.client);
-    const pvc = manifestOf(desiredResources(rsp)['pvc']!) as { metadata: JsonObject };
+    const pvc = manifestOf(desiredResources(rsp)['pvc']) as { metadata: JsonObject };
     expect(pvc.metadata['name']).toBe(before.names.pvc);
     expect(pvc.metadata['name']).toBe('modelcache-team-a-qwen-90498');
     expect(Object.keys(pvc.metadata['annotations'] as JsonObject)).toEqual([

@@ -143,12 +143,12 @@ async function before(namespace: string, options: { created?: boolean; sharedWit
 describe('upgrading: what runs under upstream’s names', () => {
   it('keeps them when nothing says another replica wrote them, and marks them as its own', async () => {
     const rsp = await compose('team-a', STANDALONE, undefined, await before('team-a'));
-    expect(at(manifestOf(desiredResources(rsp)['model-serving-main']!), 'metadata', 'name')).toBe(UPSTREAM.deployment('main'));
-    expect(at(manifestOf(desiredResources(rsp)['inference-pool']!), 'metadata', 'name')).toBe(UPSTREAM.pool);
-    expect(at(manifestOf(desiredResources(rsp)['inference-pool']!), 'spec', 'selector', 'matchLabels')).toEqual({
+    expect(at(manifestOf(desiredResources(rsp)['model-serving-main']), 'metadata', 'name')).toBe(UPSTREAM.deployment('main'));
+    expect(at(manifestOf(desiredResources(rsp)['inference-pool']), 'metadata', 'name')).toBe(UPSTREAM.pool);
+    expect(at(manifestOf(desiredResources(rsp)['inference-pool']), 'spec', 'selector', 'matchLabels')).toEqual({
       'modelplane.ai/serving': NAME,
     });
-    expect(at(manifestOf(desiredResources(rsp)['model-serving-main']!), 'metadata', 'labels', 'modelplane.ai/namespace')).toBe('team-a');
+    expect(at(manifestOf(desiredResources(rsp)['model-serving-main']), 'metadata', 'labels', 'modelplane.ai/namespace')).toBe('team-a');
     expect(rsp.results?.filter((r) => r.reason === 'OwnedElsewhere')).toEqual([]);
   });
 
@@ -163,7 +163,7 @@ describe('upgrading: what runs under upstream’s names', () => {
     );
     const b = await compose('team-b', STANDALONE, undefined, await before('team-b', { sharedWith: others('team-b-object') }));
     const c = await compose('team-c', STANDALONE, undefined, await before('team-c', { sharedWith: others('team-c-object') }));
-    const deployment = (rsp: TestResponse) => at(manifestOf(desiredResources(rsp)['model-serving-main']!), 'metadata', 'name');
+    const deployment = (rsp: TestResponse) => at(manifestOf(desiredResources(rsp)['model-serving-main']), 'metadata', 'name');
     expect(deployment(a)).toBe(UPSTREAM.deployment('main'));
     expect([deployment(b), deployment(c)]).not.toContain(UPSTREAM.deployment('main'));
     expect(new Set([deployment(a), deployment(b), deployment(c)]).size).toBe(3);
