@@ -136,6 +136,7 @@ export function hydration(cache: string, cluster: string, status: JsonObject): J
     apiVersion: 'modelplane.ai/v1alpha1',
     kind: 'ModelCacheHydration',
     metadata: { name: `${cache}-${cluster}`, namespace: NAMESPACE },
+    spec: { clusterName: cluster, cacheName: cache },
     status,
   };
 }
