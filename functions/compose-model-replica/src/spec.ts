@@ -313,8 +313,9 @@ const specShape = object({
 
 /** The replica as this function reads it. */
 export function readReplica(xr: Composite): Replica {
-  // The replica name is used raw for the HTTPRoute and in every composed name.
+  // The name and namespace reach every composed name (hashed apart by "/", which neither may hold) and the owner's labels.
   assertNamePart(xr.name, 'metadata.name');
+  assertNamePart(xr.namespace, 'metadata.namespace');
   const parsed = specShape(xr.spec, 'spec');
   const seen = new Set<string>();
   parsed.engines.forEach((e, i) => {

@@ -562,6 +562,7 @@ describe('a replica that got past the XRD is refused naming the field', () => {
     ],
     ['copies 0', { engines: [standaloneEngine('main', { copies: 0 })] }, 'spec.engines[0].copies must be an integer from 1 to 64 (got 0)'],
     ['a replica name that is not a DNS label', { name: 'R.1' }, 'metadata.name must be a DNS label'],
+    ['a replica namespace that is not a DNS label', { namespace: 'slash/inside' }, 'metadata.namespace must be a DNS label'],
   ])('%s', async (_name, options, message) => {
     const rsp = await run(requestFor({ xr: replica(options), cluster: cluster() }));
     expect(rsp.results).toHaveLength(1);
