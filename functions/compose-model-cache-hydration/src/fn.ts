@@ -12,6 +12,7 @@ import {
   getString,
   namespaceOwner,
   newResponse,
+  observedKeys,
   observedResource,
   parseHydrationSettings,
   readComposite,
@@ -30,6 +31,7 @@ import { stageClaim } from './claim.js';
 import { clusterGate } from './gate.js';
 import { artifactOf, resolveToken, stageHuggingFace } from './huggingface.js';
 import { latchWarning, placeCache, placeIn } from './namespace.js';
+import { cacheOwner, conflictsOf, ownedElsewhere } from './owner.js';
 import { stageOci } from './oci.js';
 import type { Outcome, PreviousStatus, Stage } from './outcome.js';
 import { previousStatus, report } from './report.js';
@@ -76,7 +78,10 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
     previous,
   );
   if (adopting) delete outcome.firstCompose;
-  report(req, rsp, outcome, previous, spec.clusterName, { orphanOnDelete: xr.annotations[ORPHAN_ON_DELETE_ANNOTATION] === 'true' });
+  report(req, rsp, outcome, previous, spec.clusterName, {
+    orphanOnDelete: xr.annotations[ORPHAN_ON_DELETE_ANNOTATION] === 'true',
+    owner: cacheOwner(xr.namespace, spec.cacheName),
+  });
   return rsp;
 }
 
@@ -92,6 +97,9 @@ function decide(
   const gate = clusterGate(spec.clusterName, cluster, previous, artifactName(spec));
   if (!gate.open) return gate.outcome;
   const observed = (key: string): JsonObject | undefined => observedResource(req, key);
+  // Nothing is written over another XR's object: a conflict holds the cluster, naming the owner (owner.ts).
+  const conflicts = conflictsOf(observedKeys(req), observed, cacheOwner(xr.namespace, spec.cacheName));
+  if (conflicts.length > 0) return ownedElsewhere(conflicts, gate.cluster.name, artifactName(spec));
   const where = placeCache(settings.workloadNamespace, xr.namespace, gate.cluster.name, observed);
   const stage: Stage = {
     cacheName: spec.cacheName,

@@ -40,6 +40,7 @@ export const REASONS = [
   'Held', // Ready as last seen: the cluster can't be read (or staged on) now, the mount stays published
   'ClaimOwnedElsewhere', // Failed, PersistentVolumeClaim: the claim holds what Modelplane staged for another namespace
   'StagedInOtherNamespace', // Warning only: staged in a workload namespace before the setting changed; it stays there
+  'OwnedElsewhere', // Failed: an object this cache composes on the cluster belongs to another XR (docs/design/names.md)
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
@@ -80,6 +81,8 @@ export interface Outcome {
   resources: [key: string, resource: JsonObject][];
   /** A hold: desire every observed Object exactly as observed, and compose nothing new. */
   keepObserved?: boolean;
+  /** Observed keys whose remote objects another XR owns: kept observe-only in a hold. */
+  othersOwn?: string[];
   /** Warnings, emitted when they hold and the last status did not already say the same. */
   warnings: { reason: Reason; message: string }[];
   /** Normal events of a transition the source saw (a retry starting). */

@@ -11,6 +11,7 @@ import {
   getString,
   isReady,
   keepObservedObject,
+  leaveToOwner,
   normalEvent,
   observedKeys,
   observedResource,
@@ -22,12 +23,15 @@ import {
   validateMount,
   warningEvent,
   withoutDelete,
+  withOwner,
   managementPoliciesOf,
   type JsonObject,
+  type Owner,
   type RunFunctionRequest,
   type RunFunctionResponse,
 } from '#lib';
 import type { Outcome, PreviousStatus } from './outcome.js';
+import { SHARED_KEYS } from './owner.js';
 
 /** The condition the parent and a person read: is the artifact usable on this cluster? */
 export const ARTIFACT_READY = 'ArtifactReady';
@@ -72,6 +76,8 @@ export function previousStatus(status: JsonObject): PreviousStatus {
  */
 export interface HandOver {
   orphanOnDelete: boolean;
+  /** The cache every composed remote object is marked as belonging to (owner.ts). */
+  owner?: Owner;
 }
 
 function orphaned(resource: JsonObject): JsonObject {
@@ -92,12 +98,18 @@ export function report(
   // key not composed this time is not in the response at all.
   const shape = handOver.orphanOnDelete ? orphaned : (resource: JsonObject): JsonObject => resource;
   if (outcome.keepObserved) {
+    const othersOwn = new Set(outcome.othersOwn);
     for (const key of observedKeys(req)) {
       const observed = observedResource(req, key);
-      if (observed) desire(rsp, key, shape(keepObservedObject(observed)), isReady(observed));
+      if (!observed) continue;
+      desire(rsp, key, othersOwn.has(key) ? leaveToOwner(observed) : shape(keepObservedObject(observed)), isReady(observed));
     }
   }
-  for (const [key, resource] of outcome.resources) desire(rsp, key, shape(resource), isReady(observedResource(req, key)));
+  // What is composed says whose it is (the workload namespace excepted: every cache of a team shares it).
+  const { owner } = handOver;
+  const mark = (key: string, resource: JsonObject): JsonObject =>
+    owner === undefined || SHARED_KEYS.has(key) ? resource : withOwner(resource, owner);
+  for (const [key, resource] of outcome.resources) desire(rsp, key, shape(mark(key, resource)), isReady(observedResource(req, key)));
   // Told only once it holds for every Object as observed: the parent deletes this XR on that word. After a
   // hand-over is called off, `false` until every Object that should delete its remote object can again.
   const observedCanDelete = (key: string): boolean => canDeleteRemote(observedResource(req, key));

@@ -71,6 +71,7 @@ describe('upstream cases, ported to the child', () => {
               name: PVC,
               namespace: 'default',
               labels: { 'modelplane.ai/modelcache': 'qwen', 'modelplane.ai/namespace': 'ml-team' },
+              annotations: { 'modelplane.ai/owner-6f168f982eb9': 'ModelCache qwen in namespace ml-team' },
             },
             spec: { accessModes: ['ReadWriteMany'], storageClassName: 'modelplane-rwx', resources: { requests: { storage: '20Gi' } } },
           },
@@ -92,7 +93,11 @@ describe('upstream cases, ported to the child', () => {
               name: JOB,
               namespace: 'default',
               labels: { 'modelplane.ai/modelcache': 'qwen', 'modelplane.ai/namespace': 'ml-team' },
-              annotations: { 'modelplane.ai/artifact': REPO, 'modelplane.ai/attempt': '1' },
+              annotations: {
+                'modelplane.ai/artifact': REPO,
+                'modelplane.ai/attempt': '1',
+                'modelplane.ai/owner-6f168f982eb9': 'ModelCache qwen in namespace ml-team',
+              },
             },
             spec: {
               backoffLimit: 3,
@@ -170,6 +175,7 @@ describe('upstream cases, ported to the child', () => {
               name: AUTH,
               namespace: 'default',
               labels: { 'modelplane.ai/modelcache': 'qwen', 'modelplane.ai/namespace': 'ml-team' },
+              annotations: { 'modelplane.ai/owner-6f168f982eb9': 'ModelCache qwen in namespace ml-team' },
             },
             data: { HF_TOKEN: TOKEN_B64 },
           },

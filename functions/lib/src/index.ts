@@ -7,6 +7,7 @@ export * from './input.js';
 export * from './json.js';
 export * from './mount.js';
 export * from './names.js';
+export * from './owner.js';
 export * from './protocol.js';
 export * from './remote.js';
 export * from './request.js';
