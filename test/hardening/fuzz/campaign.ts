@@ -5,7 +5,7 @@
 // bytes are exactly those (a function is a pure function of its request).
 
 import { status, type ServiceError } from '@grpc/grpc-js';
-import { MAX_MESSAGE_BYTES, MAX_STRUCT_DEPTH, decodeRequest, encodeResponse, jsonLogger, runSafely } from '#lib';
+import { MAX_MESSAGE_BYTES, MAX_STRUCT_DEPTH, decodeRequest, encodeWithinLimit, jsonLogger, runSafely } from '#lib';
 import {
   rawFunctionClient,
   requestBytes,
@@ -171,10 +171,11 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       }
       // The same bytes in process: what the handler built, and that the server answered exactly that.
       inProcessLines.length = 0;
-      const own = runSafely(name, handler, decodeRequest(bytes), logger);
+      const decoded = decodeRequest(bytes);
+      const own = runSafely(name, handler, decoded, logger);
       found.push(...checkHandlerOutput(own));
       found.push(...badLogLines(inProcessLines));
-      if (!encodeResponse(own).equals(answer))
+      if (!encodeWithinLimit(name, decoded, own).bytes.equals(answer))
         found.push({ kind: 'nondeterministic', detail: 'the server answered other bytes than an in-process run' });
     }
     for (const violation of found) violations.push({ ...violation, case: index, seed: base.name, mutations });
