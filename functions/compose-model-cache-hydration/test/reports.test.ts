@@ -104,6 +104,13 @@ describe('the sizing report', () => {
     expectRefused(rsp, SIZER, field);
   });
 
+  it('says what docs/limits.md shows for a report of a billion GiB', async () => {
+    const rsp = await sized(report({ state: 'Sized', requiredGiB: 1e9 }));
+    expect(reports(rsp)?.message).toBe(
+      `${SIZER}: requiredGiB is 1,000,000,000, over the largest claim spec.huggingFace.sizeGiB allows (100,000): refused, so it changed nothing (the last good values stand)`,
+    );
+  });
+
   it('keeps a claim composed outside the bounds exactly as observed, and never resizes it', async () => {
     const first = desiredResources(await run(resolved({ xr: hydration(HF) }), served.client));
     const pvc = observe(first['pvc']!, { status: { phase: 'Bound' }, ready: true });
