@@ -139,15 +139,12 @@ export function readCacheStateChecked(status: unknown, report = 'status'): { sta
   else if (mount !== undefined) checks.add('mount', `is ${kindOf(mount)}, not an object`);
   const accessModes = record['accessModes'];
   if (Array.isArray(accessModes)) {
-    const known = accessModes.filter(
-      (m): m is (typeof ACCESS_MODES)[number] => typeof m === 'string' && (ACCESS_MODES as readonly string[]).includes(m),
-    );
-    if (known.length === accessModes.length && known.length <= ACCESS_MODES.length) state.accessModes = known;
-    else
-      checks.add(
-        'accessModes',
-        `holds ${accessModes.length - known.length} entries that are not access modes (${ACCESS_MODES.join(', ')})`,
-      );
+    // The known modes stand (a gang's engines read them); the others are left out, and said.
+    const isMode = (m: unknown): m is string => typeof m === 'string' && (ACCESS_MODES as readonly string[]).includes(m);
+    const known = [...new Set(accessModes.filter(isMode))];
+    const unknown = accessModes.filter((m) => !isMode(m)).length;
+    if (known.length > 0 || unknown === 0) state.accessModes = known;
+    if (unknown > 0) checks.add('accessModes', `holds ${unknown} entries that are not access modes (${ACCESS_MODES.join(', ')})`);
   } else if (accessModes !== undefined) checks.add('accessModes', `is ${kindOf(accessModes)}, not a list`);
   const digest = checks.string(record, 'digest', 71, { pattern: DIGEST_PATTERN });
   if (digest !== undefined) state.digest = digest;
