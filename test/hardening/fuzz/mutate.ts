@@ -1074,7 +1074,7 @@ function mutateClusterReport(rnd: Random, req: TestRequest, name: FunctionName):
   const sets = Object.values(req.requiredResources ?? {});
   const targets = sets
     .flatMap((set) => set.items)
-    .filter((item) => ['ModelCacheHydration', 'ModelCache'].includes(String(item.resource['kind'])));
+    .filter((item) => item.resource['kind'] === 'ModelCacheHydration' || item.resource['kind'] === 'ModelCache');
   if (targets.length === 0) return 'report: nothing required to read';
   const target = rnd.pick(targets).resource;
   const status = objectField(target, 'status');
@@ -1086,7 +1086,7 @@ function mutateClusterReport(rnd: Random, req: TestRequest, name: FunctionName):
   }
   const broken = hostileStatus(rnd, status);
   target['status'] = broken.value;
-  return `required ${String(target['kind'])}: ${broken.name}`;
+  return `required ${target['kind'] === 'ModelCache' ? 'ModelCache' : 'ModelCacheHydration'}: ${broken.name}`;
 }
 
 export interface Mutated {

@@ -320,7 +320,7 @@ export function statusNumbers(status: unknown, label: string): Violation[] {
     bad('attempts', record['attempts']);
   const progress = record['progress'];
   if (progress !== undefined && progress !== null && typeof progress === 'object' && !Array.isArray(progress)) {
-    const p = progress as JsonObject;
+    const p = progress;
     if (!isCount(p['percent'], 100)) bad('progress.percent', p['percent']);
     for (const field of ['bytesDone', 'bytesTotal'] as const) if (!isCount(p[field], MAX_REPORT_BYTES)) bad(`progress.${field}`, p[field]);
     for (const field of ['filesDone', 'filesTotal'] as const) if (!isCount(p[field], MAX_REPORT_FILES)) bad(`progress.${field}`, p[field]);
@@ -330,7 +330,7 @@ export function statusNumbers(status: unknown, label: string): Violation[] {
   }
   const summary = record['summary'];
   if (summary !== null && typeof summary === 'object' && !Array.isArray(summary)) {
-    const s = summary as JsonObject;
+    const s = summary;
     for (const field of ['bytesDone', 'bytesTotal'] as const) {
       if (s[field] !== undefined && !(typeof s[field] === 'number' && Number.isFinite(s[field]) && s[field] >= 0))
         bad(`summary.${field}`, s[field]);
