@@ -62,7 +62,8 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   // A hydration that takes a cluster over from the one it replaces reads that
   // one's status as its own last status until it has one (docs/design/fleet.md).
   const adopting = getString(xr.status, 'phase') === undefined && spec.inheritedStatus !== undefined;
-  const previous = previousStatus(adopting && spec.inheritedStatus ? spec.inheritedStatus : xr.status);
+  const previous =
+    adopting && spec.inheritedStatus ? previousStatus(spec.inheritedStatus, 'spec.inheritedStatus') : previousStatus(xr.status);
   const outcome = decide(
     req,
     {

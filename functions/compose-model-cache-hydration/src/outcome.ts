@@ -1,7 +1,17 @@
 // What each source decides, in one shape, so fn.ts reports every source the
 // same way: the phase and why, what to compose, what to publish.
 
-import type { ArtifactKind, CacheMount, CacheNames, CacheProgress, ClusterSettings, InferenceCluster, JsonObject, Phase } from '#lib';
+import type {
+  ArtifactKind,
+  CacheMount,
+  CacheNames,
+  CacheProgress,
+  ClusterSettings,
+  InferenceCluster,
+  JsonObject,
+  Phase,
+  ReportProblem,
+} from '#lib';
 
 /** The Job attempts of one round at one artifact (status `attempts`, `attemptsFor`, `retryRequest`). */
 export interface AttemptRecord {
@@ -91,6 +101,8 @@ export interface Outcome {
   firstCompose?: string;
   /** What this cluster serves, for the event on the transition to Ready. */
   artifact: string;
+  /** Reports read from the cluster that failed their checks (lib reports.ts): nothing was taken from them. */
+  refused?: ReportProblem[];
 }
 
 /** The XR's own last status: the Ready and Failed latches and the latched OCI result live there. */
@@ -100,6 +112,8 @@ export interface PreviousStatus extends SourceFacts {
   message?: string;
   /** The last published mount (only read when Ready): a hold keeps it. */
   mount?: JsonObject;
+  /** Fields of that status that failed their checks, and were not read. */
+  problems?: ReportProblem[];
 }
 
 /** Everything a source needs to decide, read once from the request. */

@@ -340,7 +340,7 @@ describe('failed', () => {
     const rsp = await run(resolved({ xr: hydration(OCI), cluster: CLUSTER, observed }));
     expect(compositeStatus(rsp)).toEqual({
       phase: 'Failed',
-      message: `${REF} could not be resolved on cluster-a: the resolver reported a malformed digest "sha256:xyz"`,
+      message: `${REF} could not be resolved on cluster-a: the resolver reported a malformed digest (it is not a sha256 digest (sha256: and 64 lower-case hex digits))`,
     });
   });
 });

@@ -8,6 +8,7 @@ import { RUN_FUNCTION_METHOD, Severity, type RunFunctionRequest, type RunFunctio
 import { fatalResult } from '../response.js';
 import { RESPONSE_TTL_SECONDS } from '../constants.js';
 import { DecodeError, decodeRequest, decodeRequestOnDemand, encodeResponse } from './codec.js';
+import { MAX_RESPONSE_BYTES, encodeWithinLimit } from './limit.js';
 import type { Logger } from './log.js';
 import { GrpcStatus, createUnaryServer, type UnaryServer } from './unary.js';
 
@@ -15,9 +16,11 @@ import { GrpcStatus, createUnaryServer, type UnaryServer } from './unary.js';
 export type FunctionHandler = (req: RunFunctionRequest) => RunFunctionResponse;
 
 /**
- * gRPC's default 4 MiB limit is crossed by a ModelCache over about 1,300
- * clusters. 64 MiB admits some 20,000 clusters and still bounds what one
- * request can make a server allocate.
+ * The largest request taken. gRPC's default 4 MiB is crossed by a
+ * ModelCache's request (every selected InferenceCluster) over about 1,300
+ * clusters; 64 MiB admits some 40,000 and still bounds what one request can
+ * make a server allocate. A response is bound by MAX_RESPONSE_BYTES (4 MiB,
+ * what Crossplane's client takes), not by this.
  */
 export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
@@ -88,7 +91,16 @@ export function answer(
   let rsp = runSafely(name, handler, req, logger);
   let encoded: Buffer;
   try {
-    encoded = encodeResponse(rsp);
+    const within = encodeWithinLimit(name, req, rsp);
+    encoded = within.bytes;
+    if (within.overLimit !== undefined) {
+      logger.warn('response over the limit', {
+        tag: req.meta?.tag,
+        responseBytes: within.overLimit.size,
+        limitBytes: MAX_RESPONSE_BYTES,
+        fleet: within.overLimit.fleet,
+      });
+    }
   } catch (error) {
     // A value no Struct can hold is a bug in the function; answer Fatal rather than fail the call.
     rsp = runSafely(
