@@ -8,6 +8,7 @@ export * from './json.js';
 export * from './mount.js';
 export * from './names.js';
 export * from './protocol.js';
+export * from './redact.js';
 export * from './remote.js';
 export * from './request.js';
 export * from './response.js';
