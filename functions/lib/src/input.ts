@@ -159,7 +159,7 @@ export function object<S extends Shape>(shape: S, rules: ObjectRules = {}): Pars
     if (!isObject(value)) throw new InputError(field, `must be an object (got ${describe(value)})`);
     if (known) {
       for (const key of Object.keys(value)) {
-        if (!known.has(key)) throw unknownField(field, key, Object.keys(shape));
+        if (!known.has(key)) throw unknownField(field, key, [...known]);
       }
     }
     const out: Record<string, unknown> = {};

@@ -23,8 +23,10 @@ export const SECRET_MARK = '[token]';
 /** `@sha256:<hex>` and the like: the "@" of a digest, not of user info. */
 const DIGEST_AT = /@(?=[A-Za-z][A-Za-z0-9+._-]*:[0-9a-fA-F]{6,})/g;
 const CREDENTIAL_KEY =
-  /\b((?:access[_-]?)?token|password|passwd|pwd|secret|api[_-]?key|access[_-]?key|auth(?:orization)?|sig(?:nature)?|credentials?|x-amz-[a-z-]+)(\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s&;,]+)/gi;
-const AUTH_SCHEME = /\b(Bearer|Basic|Token|Digest|Negotiate)(\s+)[^\s,;]+/gi;
+  /\b((?:access[_-]?)?token|password|passwd|pwd|secret|api[_-]?key|access[_-]?key|auth(?:orization)?|sig(?:nature)?|credentials?|x-amz-[a-z-]+)(\s*[=:]\s*)((?:(?:Bearer|Basic|Token|Digest|Negotiate)\s+)?(?:"[^"]*"|'[^']*'|[^\s&;,)"']+))/gi;
+/** A command-line flag that carries one: --password x, --token=x, --hf-token x. */
+const CREDENTIAL_FLAG = /(--?[a-z-]*(?:password|passwd|token|secret|api-?key|auth)[a-z-]*)(\s+|=)[^\s]+/gi;
+const AUTH_SCHEME = /\b(Bearer|Basic|Token|Digest|Negotiate)(\s+)[^\s,;)"']+/gi;
 /** A HuggingFace access token (hf_ and 34 characters), or anything close to one. */
 const HF_TOKEN_SHAPE = /\bhf_[A-Za-z0-9]{20,}/g;
 
@@ -55,8 +57,25 @@ export function redactCredentials(text: string): string {
   const query = out.search(/[?#]/);
   if (query >= 0 && query < out.length - 1) out = `${out.slice(0, query + 1)}${REDACTED}`;
   out = out.replace(CREDENTIAL_KEY, (_m, key: string, sep: string) => `${key}${sep}${REDACTED}`);
+  out = out.replace(CREDENTIAL_FLAG, (_m, flag: string, sep: string) => `${flag}${sep}${REDACTED}`);
   out = out.replace(AUTH_SCHEME, (_m, name: string, space: string) => `${name}${space}${REDACTED}`);
   return out.replace(HF_TOKEN_SHAPE, REDACTED);
+}
+
+/**
+ * A whole message (code's words, which may quote values) with what may be a
+ * credential redacted: each word that holds "://" or "@" as a value
+ * (redactCredentials), and the key=value, Bearer and token shapes anywhere.
+ */
+export function redactMessage(text: string): string {
+  const words = text
+    .split(/(\s+)/)
+    .map((word) => (word.includes('://') || word.includes('@') ? redactCredentials(word) : word))
+    .join('');
+  return words
+    .replace(CREDENTIAL_FLAG, (_m, flag: string, sep: string) => `${flag}${sep}${REDACTED}`)
+    .replace(AUTH_SCHEME, (_m, name: string, space: string) => `${name}${space}${REDACTED}`)
+    .replace(HF_TOKEN_SHAPE, REDACTED);
 }
 
 /** A value as a message quotes it: credentials redacted, then cut to `max` characters, JSON-quoted. */

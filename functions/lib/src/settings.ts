@@ -178,22 +178,21 @@ export const httpUrl = (): Parser<string> => (value, field) => {
   } catch {
     return refuse();
   }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') refuse();
   // Printable ASCII without quotes, "$", backquotes or backslashes: a URL needs none of them (they can be
   // percent-encoded), and without them no value reads differently to a shell, pip or an env parser.
-  if (
-    !/^[\x21-\x7e]+$/.test(text) ||
-    /['"$`\\]/.test(text) ||
-    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
-    url.hostname === ''
-  ) {
-    refuse();
+  if (!/^[\x21-\x7e]+$/.test(text) || /['"$`\\]/.test(text)) {
+    throw new InputError(
+      field,
+      `must be printable ASCII without spaces, quotes, "$", backquotes or backslashes (percent-encode them) (got ${describe(text)})`,
+    );
   }
   // "http://@host" has an empty user, which URL reports as none: the "@" in the authority says it.
   const authority = /^[a-z]+:\/\/([^/?#]*)/i.exec(text)?.[1] ?? '';
   if (url.username !== '' || url.password !== '' || authority.includes('@')) {
     throw new InputError(
       field,
-      'must not carry credentials (a user or password before the host): settings are not secret, so a password here would be in plain sight',
+      `must not carry credentials (a user or password before the host; got ${describe(text)}): settings are not secret, so a password here would be in plain sight`,
     );
   }
   if (text.includes('?') || text.includes('#')) {
