@@ -25,7 +25,7 @@ const DIGEST_AT = /@(?=[A-Za-z][A-Za-z0-9+._-]*:[0-9a-fA-F]{6,})/g;
 const CREDENTIAL_KEY =
   /\b((?:access[_-]?)?token|password|passwd|pwd|secret|api[_-]?key|access[_-]?key|auth(?:orization)?|sig(?:nature)?|credentials?|x-amz-[a-z-]+)(\s*[=:]\s*)((?:(?:Bearer|Basic|Token|Digest|Negotiate)\s+)?(?:"[^"]*"|'[^']*'|[^\s&;,)"']+))/gi;
 /** A command-line flag that carries one: --password x, --token=x, --hf-token x. */
-const CREDENTIAL_FLAG = /(--?[a-z-]*(?:password|passwd|token|secret|api-?key|auth)[a-z-]*)(\s+|=)[^\s]+/gi;
+const CREDENTIAL_FLAG = /(--?[a-z-]{0,24}?(?:password|passwd|token|secret|api-?key|auth)[a-z-]{0,24})(\s+|=)[^\s]+/gi;
 const AUTH_SCHEME = /\b(Bearer|Basic|Token|Digest|Negotiate)(\s+)[^\s,;)"']+/gi;
 /** A HuggingFace access token (hf_ and 34 characters), or anything close to one. */
 const HF_TOKEN_SHAPE = /\bhf_[A-Za-z0-9]{20,}/g;
@@ -78,8 +78,17 @@ export function redactMessage(text: string): string {
     .replace(HF_TOKEN_SHAPE, REDACTED);
 }
 
-/** A value as a message quotes it: credentials redacted, then cut to `max` characters, JSON-quoted. */
+/** Longer than any value a setting or a name admits: such a value is not quoted at all, only measured. */
+const MAX_QUOTED = 4096;
+
+/**
+ * A value as a message quotes it: credentials redacted, then cut to `max`
+ * characters, JSON-quoted. A value longer than 4,096 characters is only
+ * measured ("a value of N characters"): its head alone could end inside a
+ * password whose "@" comes later.
+ */
 export function quoteValue(text: string, max = 40): string {
+  if (text.length > MAX_QUOTED) return `a value of ${text.length} characters`;
   const safe = redactCredentials(text);
   return JSON.stringify(safe.length > max ? `${safe.slice(0, max)}…` : safe);
 }
@@ -91,6 +100,7 @@ export function quoteValue(text: string, max = 40): string {
  */
 export function pathKey(key: string): string {
   if (/^[A-Za-z0-9_./-]{0,64}$/.test(key)) return key;
+  if (key.length > MAX_QUOTED) return `(a key of ${key.length} characters)`;
   const safe = redactCredentials(key);
   return safe.length > 64 ? `${safe.slice(0, 64)}…` : safe;
 }
