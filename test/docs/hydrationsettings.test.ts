@@ -1,6 +1,7 @@
 // docs/reference/hydrationsettings.md is written by hand: here it is held to
 // the input CRDs the Function packages ship, and the CRDs to the parser, so
-// none of the three can drift from the others.
+// none of the three can drift from the others; and upstream's validator
+// refuses, before apply, the unknown fields the functions refuse.
 
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { STAGED_ACCESS_MODES, WORKLOAD_NAMESPACE_MODES, defaultClusterSettings, 
 import { REPO_ROOT, loadYamlDocuments, validateXr, xrdSchema, type SchemaNode, type Xrd } from '#testing';
 import { requireTool, runTool } from '../support/tools.js';
 import { validateCommand } from '../render/cli.js';
+import { INPUT_SCHEMA, fieldPath, fullInput, objectLevels, typo } from '../hardening/support/settings-input.js';
 
 const PAGE = readFileSync(join(REPO_ROOT, 'docs', 'reference', 'hydrationsettings.md'), 'utf8');
 const HYDRATION_CRD = loadYamlDocuments(
@@ -128,5 +130,64 @@ describe('the input CRDs', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('unknown fields (issue 29): crossplane beta validate refuses what the functions refuse', () => {
+  /** Each function's input with one misspelled field at each object level of its CRD. */
+  const misspelled = (name: 'compose-model-cache-hydration' | 'compose-model-replica') =>
+    objectLevels(INPUT_SCHEMA[name]!, fullInput(name)!).map(({ path, known }, i) => {
+      const field = known.filter((k) => k !== 'apiVersion' && k !== 'kind')[0]!;
+      const wrong = typo(field, known, i);
+      const input = fullInput(name)!;
+      let node = input as Record<string | number, unknown>;
+      for (const key of path) node = node[key] as Record<string | number, unknown>;
+      node[wrong] = 'x';
+      return { path: [...path, wrong], wrong, input };
+    });
+
+  it.each(['compose-model-cache-hydration', 'compose-model-replica'] as const)(
+    '%s: a misspelled field at every level, in the settings and in a Composition step, is an unknown field',
+    async (name) => {
+      const dir = mkdtempSync(join(tmpdir(), 'settings-unknown-'));
+      try {
+        const cases = misspelled(name);
+        const crds = join(REPO_ROOT, 'functions', name, 'package', 'input');
+        const docs = cases.flatMap(({ input }, i) => [
+          { ...input, metadata: { name: `case-${i}`, namespace: 'crossplane-system' } },
+          {
+            apiVersion: 'apiextensions.crossplane.io/v1',
+            kind: 'Composition',
+            metadata: { name: `case-${i}` },
+            spec: {
+              compositeTypeRef: { apiVersion: 'modelplane.ai/v1alpha1', kind: 'ModelCacheHydration' },
+              mode: 'Pipeline',
+              pipeline: [{ step: 'compose', functionRef: { name: 'fn' }, input }],
+            },
+          },
+        ]);
+        writeFileSync(join(dir, 'cases.yaml'), docs.map((doc) => JSON.stringify(doc)).join('\n---\n'));
+        const run = await runTool(requireTool('CROSSPLANE'), [
+          ...validateCommand(),
+          crds,
+          join(dir, 'cases.yaml'),
+          '--cache-dir',
+          requireTool('VALIDATE_CACHE'),
+        ]);
+        const output = run.stdout + run.stderr;
+        expect(run.code, output).not.toBe(0);
+        for (const { path, wrong } of cases) {
+          const at = fieldPath(path).replace(/^input\./, '');
+          // Once for the settings document, once for the same input inside the Composition's step.
+          expect(output.split(`${at}: Invalid value: "${wrong}": unknown field: "${wrong}"`).length - 1, `${at}\n${output}`).toBe(2);
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it('no object of the input CRDs admits unknown fields (no x-kubernetes-preserve-unknown-fields)', () => {
+    for (const crd of [HYDRATION_CRD, REPLICA_CRD]) expect(JSON.stringify(crd)).not.toContain('x-kubernetes-preserve-unknown-fields');
   });
 });

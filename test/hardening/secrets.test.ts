@@ -8,7 +8,7 @@
 // which holds both in clear.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JsonObject } from '#lib';
+import { secretForms, type JsonObject } from '#lib';
 import {
   FUNCTION_NAMES,
   functionClient,
@@ -28,7 +28,23 @@ const OTHER = 'another-secret-nobody-asked-for';
 const OTHER_B64 = Buffer.from(OTHER).toString('base64');
 /** The placeholder token of the examples, replaced everywhere by ours. */
 const EXAMPLE_TOKEN_B64 = 'aGYtdG9rZW4tdmFsdWU=';
-const FORBIDDEN = [TOKEN, TOKEN_B64, OTHER, OTHER_B64];
+/** The token in every form a leak could take (raw, base64 at any alignment, URL-safe, URL-encoded, hex), and the other value. */
+const FORBIDDEN = [...secretForms(TOKEN_B64), OTHER, OTHER_B64];
+
+/** How a pod, a tool or a person could print the token into what the cluster reports. */
+const PRINTED: [how: string, text: string][] = [
+  ['raw, in a Bearer header', `401 Unauthorized for Bearer ${TOKEN}`],
+  ['base64, as the Secret holds it', `token ${TOKEN_B64} refused`],
+  ['base64 without padding, URL-safe', `token ${Buffer.from(TOKEN).toString('base64url')} refused`],
+  ['inside a Basic header', `Authorization: Basic ${Buffer.from(`user:${TOKEN}`).toString('base64')}`],
+  ['URL-encoded in a query', `GET https://hf.co/api?token=${encodeURIComponent(`${TOKEN}&`)} 403`],
+  ['hex', `key ${Buffer.from(TOKEN).toString('hex')}`],
+];
+
+/** The observed hydration Job of a request, as provider-kubernetes reports it. */
+function observedJob(req: TestRequest): JsonObject {
+  return ((req.observed!.resources!['hydrate']!.resource['status'] as JsonObject)['atProvider'] as JsonObject)['manifest'] as JsonObject;
+}
 
 const servers = new Map<FunctionName, RunningServer>();
 const clients = new Map<FunctionName, FunctionClient>();
@@ -135,6 +151,26 @@ const CASES: Record<FunctionName, Case[]> = {
       },
       workloadSecret: true,
     },
+    ...PRINTED.map(([how, text]): Case => ({
+      name: `a failed download whose report quotes the token ${how}`,
+      request: async () => {
+        const req = await seed(HYDRATION, 'huggingface-verification-failed');
+        const metadata = observedJob(req)['metadata'] as { annotations: JsonObject };
+        metadata.annotations['modelplane.ai/progress'] = JSON.stringify({ state: 'Failed', message: text });
+        return req;
+      },
+      workloadSecret: true,
+    })),
+    ...PRINTED.map(([how, text]): Case => ({
+      name: `a failed Job whose condition quotes the token ${how}`,
+      request: async () => {
+        const req = await seed(HYDRATION, 'huggingface-failed');
+        const conditions = (observedJob(req)['status'] as { conditions: JsonObject[] }).conditions;
+        for (const condition of conditions) if (condition['type'] === 'Failed') condition['message'] = text;
+        return req;
+      },
+      workloadSecret: true,
+    })),
     { name: 'ready: the Secret is dropped', request: () => seed(HYDRATION, 'huggingface-ready'), workloadSecret: false },
     {
       name: 'hold, cluster gone: the observed Secret kept as it is',

@@ -189,6 +189,47 @@ describe('crossplane beta validate: every example and every render, offline', ()
     },
   );
 
+  it('fails an XR with an unknown field, in its spec or deeper (issue 29): no XRD lets one through', async () => {
+    // A misspelled field at the top of each kind's spec and one level down; the API server would prune
+    // (and kubectl warn about) what validate reports here, so it never reaches a function unnoticed.
+    const typos: [file: string, path: string[], wrong: string][] = [
+      ['examples/model-cache/first-compose/xr.yaml', ['spec'], 'clusterSelecter'],
+      ['examples/model-cache/first-compose/xr.yaml', ['spec', 'huggingFace'], 'revison'],
+      ['examples/model-cache-hydration/huggingface-first-compose/xr.yaml', ['spec'], 'clustername'],
+      ['examples/model-cache-hydration/huggingface-first-compose/xr.yaml', ['spec', 'authSecret'], 'nmae'],
+      ['examples/model-cache-shard/first-compose/xr.yaml', ['spec'], 'sources'],
+      ['examples/model-replica/cache-ready/xr.yaml', ['spec'], 'modelCacheRfe'],
+      ['examples/model-replica/cache-ready/xr.yaml', ['spec', 'modelCacheRef'], 'namee'],
+    ];
+    const resources = join(scratch, 'unknown');
+    mkdirSync(resources);
+    typos.forEach(([file, path, wrong], i) => {
+      const [xr] = readYamlStream(join(REPO_ROOT, file));
+      let node = xr!;
+      for (const key of path) node = node[key] as JsonObject;
+      node[wrong] = 'x';
+      writeFileSync(join(resources, `xr-${i}.yaml`), formatYamlStream([xr!]));
+    });
+    const result = await validate(extensions, resources);
+    expect(result.code, result.output).not.toBe(0);
+    expect(result.total, result.output).toBe(typos.length);
+    for (const [, path, wrong] of typos) {
+      const at = [...path, wrong].join('.');
+      expect(result.output, at).toContain(`${at}: Invalid value: "${wrong}": unknown field: "${wrong}"`);
+    }
+  });
+
+  it('has no spec in any XRD that keeps unknown fields (x-kubernetes-preserve-unknown-fields)', () => {
+    for (const file of definitionFiles()) {
+      for (const doc of readYamlStream(file)) {
+        for (const version of asArray((doc['spec'] as JsonObject | undefined)?.['versions'])) {
+          const spec = (((version as JsonObject)['schema'] as JsonObject)['openAPIV3Schema'] as JsonObject)['properties'] as JsonObject;
+          expect(JSON.stringify(spec['spec']), file).not.toContain('x-kubernetes-preserve-unknown-fields');
+        }
+      }
+    }
+  });
+
   it('fails, with the rule its message names, an XR that breaks a CEL rule of its XRD', async () => {
     // package/modelcaches/definition.yaml: self.source != 'HuggingFace' || has(self.huggingFace)
     const [xr] = readYamlStream(join(REPO_ROOT, 'examples/model-cache/first-compose/xr.yaml'));

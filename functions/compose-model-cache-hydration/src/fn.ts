@@ -18,6 +18,9 @@ import {
   readComposite,
   requireResources,
   requiredOne,
+  scrubResponse,
+  scrubSecret,
+  secretForms,
   selectByName,
   settingsFor,
   type HydrationSettings,
@@ -79,11 +82,24 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
     previous,
   );
   if (adopting) delete outcome.firstCompose;
+  // The token, in any form a pod or a cluster could have written it into a report or a Job's condition, is cut
+  // out of every message before they are compared with the last status and written; then out of the whole
+  // answer but the workload Secret's data, where it is copied on purpose.
+  const token = spec.source === 'HuggingFace' ? resolveToken(spec.authSecret, secret.item) : undefined;
+  const forms = token?.kind === 'present' ? secretForms(token.value) : [];
+  if (forms.length > 0) withoutSecret(outcome, forms);
   report(req, rsp, outcome, previous, spec.clusterName, {
     orphanOnDelete: xr.annotations[ORPHAN_ON_DELETE_ANNOTATION] === 'true',
     owner: cacheOwner(xr.namespace, spec.cacheName),
   });
-  return rsp;
+  return scrubResponse(rsp, forms);
+}
+
+/** The outcome's words with every form of the secret cut out. */
+function withoutSecret(outcome: Outcome, forms: readonly string[]): void {
+  if (outcome.message !== undefined) outcome.message = scrubSecret(outcome.message, forms);
+  if (outcome.firstCompose !== undefined) outcome.firstCompose = scrubSecret(outcome.firstCompose, forms);
+  for (const entry of [...outcome.warnings, ...(outcome.notices ?? [])]) entry.message = scrubSecret(entry.message, forms);
 }
 
 function decide(

@@ -22,6 +22,8 @@ import {
   keepObservedObject,
   remoteObject,
   remoteStatus,
+  scrubSecret,
+  secretForms,
   toJson,
   type CacheNames,
   type JsonObject,
@@ -560,9 +562,8 @@ function sizingOutcome(stage: Stage, source: HuggingFaceSource, artifact: string
  */
 function withoutToken(report: ProgressReport | undefined, token: Token): ProgressReport | undefined {
   if (report?.message === undefined || token.kind !== 'present') return report;
-  const value = Buffer.from(token.value, 'base64').toString('utf8').trim();
-  if (value.length < 4 || !report.message.includes(value)) return report;
-  return { ...report, message: report.message.replaceAll(value, '[token]') };
+  const message = scrubSecret(report.message, secretForms(token.value));
+  return message === report.message ? report : { ...report, message };
 }
 
 /** The script's mode: a re-verification checks against the commit the copy was staged at, never a moved branch. */

@@ -30,7 +30,7 @@ import { jobMetadata, podMetadata } from './jobs.js';
 import { podLabels, remoteLabels } from './labels.js';
 import { readResult, type ResolverResult } from './oci-result.js';
 import type { Outcome, Stage } from './outcome.js';
-import { parseReference, type OciSource } from '#lib';
+import { parseReference, quoteValue, type OciSource } from '#lib';
 
 /** Desired keys. The resolver's Job, ServiceAccount, Role, RoleBinding and ConfigMap share one name on the cluster. */
 export const OCI_KEYS = {
@@ -105,7 +105,7 @@ export function stageOci(stage: Stage, source: OciSource): Outcome {
   const ref = source.ref;
   const reference = parseReference(ref);
   // parseSpec refused anything else; a failure here is a bug, not input.
-  if (!reference) throw new Error(`spec.oci.ref ${JSON.stringify(ref)} passed parsing but is not a reference`);
+  if (!reference) throw new Error(`spec.oci.ref ${quoteValue(ref, 120)} passed parsing but is not a reference`);
   const labels = remoteLabels(stage);
 
   const resources: Outcome['resources'] = [

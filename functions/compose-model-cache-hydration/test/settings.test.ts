@@ -351,7 +351,7 @@ describe('a bad setting is Fatal, naming the field', () => {
     [
       'index',
       settings({ install: { indexUrl: "https://pypi.corp.example/'$(id)'" } }),
-      'input.install.indexUrl must be an http or https URL',
+      'input.install.indexUrl must be printable ASCII without spaces, quotes, "$", backquotes or backslashes',
     ],
     ['endpoint', settings({ network: { hfEndpoint: 'hf-mirror.corp.example' } }), 'input.network.hfEndpoint must be an http or https URL'],
     ['proxy', settings({ network: { httpsProxy: 'socks5://proxy:1080' } }), 'input.network.httpsProxy must be an http or https URL'],

@@ -4,11 +4,12 @@
 // ModelCacheHydration per cluster (shard/fn.ts). One function serves both:
 // they share the child's contract, and the Composition of each kind calls it.
 
-import { InputError, KIND, describe, readComposite, type RunFunctionRequest, type RunFunctionResponse } from '#lib';
+import { InputError, KIND, describe, readComposite, refuseSettings, type RunFunctionRequest, type RunFunctionResponse } from '#lib';
 import { composeCache } from './cache.js';
 import { composeShard } from './shard/fn.js';
 
 export function compose(req: RunFunctionRequest): RunFunctionResponse {
+  refuseSettings(req.input, 'compose-model-cache');
   const { kind } = readComposite(req);
   if (kind === KIND.ModelCacheShard) return composeShard(req);
   if (kind === KIND.ModelCache || kind === '') return composeCache(req);

@@ -13,7 +13,7 @@
 // - otherwise: it leaves, and its child is dropped (Crossplane deletes it and
 //   what it staged).
 
-import { compareNames, getIn, type JsonObject } from '#lib';
+import { compareNames, getIn, quoteValue, type JsonObject } from '#lib';
 import type { Footprint } from './footprint.js';
 import type { LegacyObjects, ObservedComposed } from './observed.js';
 import { readyToHandOver } from './upgrade.js';
@@ -32,7 +32,7 @@ export const NOTES = {
   unprovisioned: (cluster: string) =>
     `kept as it was: InferenceCluster ${cluster} matches but reports no provider config (status.providerConfigRef.name)`,
   badName: (cluster: string) =>
-    `kept as it was: cluster name ${JSON.stringify(cluster)} is not a DNS label, so no child can be named for it`,
+    `kept as it was: cluster name ${quoteValue(cluster, 70)} is not a DNS label, so no child can be named for it`,
   retained: (replicas: readonly string[]) => `retained: no longer selected; in use by ModelReplica ${replicas.join(', ')}`,
   upgrading:
     'upgrading from the single-function ModelCache: its PVC, Job and token Secret are kept without the Delete policy until a ModelCacheHydration takes the cluster over',

@@ -6,7 +6,7 @@
 // side channel each engine must advertise on its pod IP.
 
 import type { V1Container, V1EnvVar, V1Volume } from '@kubernetes/client-node';
-import { InputError, NIXL_SHM_VOLUME } from '#lib';
+import { InputError, NIXL_SHM_VOLUME, describe } from '#lib';
 import { LABEL_LLMD_ROLE, LABEL_LLMD_SERVING, servingLabel } from './names.js';
 import { ENGINE_PORT, readinessProbe } from './pod.js';
 import { flagValue } from './routing.js';
@@ -50,7 +50,7 @@ export function decodePort(engine: Engine, index: number): number {
   const field = `spec.engines[${index}] (${engine.name}, phase Decode) --port`;
   const port = PYTHON_INT.test(raw) ? Number(raw.trim().replaceAll('_', '')) : Number.NaN;
   if (!Number.isInteger(port) || port < 1 || port > MAX_PORT) {
-    throw new InputError(field, `must be a port number from 1 to ${MAX_PORT} (got ${JSON.stringify(raw)})`);
+    throw new InputError(field, `must be a port number from 1 to ${MAX_PORT} (got ${describe(raw)})`);
   }
   if (port === ENGINE_PORT) {
     throw new InputError(

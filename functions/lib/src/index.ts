@@ -9,6 +9,7 @@ export * from './mount.js';
 export * from './names.js';
 export * from './owner.js';
 export * from './protocol.js';
+export * from './redact.js';
 export * from './remote.js';
 export * from './reports.js';
 export * from './request.js';

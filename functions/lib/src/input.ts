@@ -5,6 +5,7 @@
 // message on the XR: bad input never crashes a server or drops a resource.
 
 import { isObject } from './json.js';
+import { pathKey, quoteValue } from './redact.js';
 
 export class InputError extends Error {
   constructor(
@@ -43,15 +44,17 @@ export function optional<T>(parse: Parser<T>): OptionalField<T> {
   return { optional: true, parse };
 }
 
-/** Short, printable form of a bad value for an error message (never a secret: only spec fields reach here). */
+/**
+ * Short, printable form of a bad value for an error message. A string is
+ * quoted without anything that may be a credential (user info, a query, a
+ * token: redactCredentials), whichever check refused it, then cut to 40
+ * characters.
+ */
 export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') {
-    const shown = value.length > 40 ? `${value.slice(0, 40)}…` : value;
-    return JSON.stringify(shown);
-  }
+  if (typeof value === 'string') return quoteValue(value);
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   return typeof value;
 }
@@ -129,20 +132,36 @@ export function record<T>(entry: Parser<T>, rules: { maxProperties?: number } = 
       throw new InputError(field, `must have at most ${rules.maxProperties} entries (got ${keys.length})`);
     }
     const out: Record<string, T> = {};
-    for (const key of keys) out[key] = entry(value[key], `${field}.${key}`);
+    for (const key of keys) out[key] = entry(value[key], `${field}.${pathKey(key)}`);
     return out;
   };
 }
 
-/**
- * An object with the given fields. Unknown fields are ignored (the API server's
- * schema prunes them; a function must not fail on a field it does not read).
- */
-export function object<S extends Shape>(shape: S): Parser<Parsed<S>> {
+export interface ObjectRules {
+  /**
+   * Refuse a field the shape does not list, naming it and the nearest known
+   * one. For the function input, which no API server prunes (a Composition's
+   * step input is kept as written), so a typo would otherwise be a setting
+   * silently ignored. Off for an XR's spec: its XRD's schema prunes unknown
+   * fields, and a function must not fail on a field it does not read.
+   */
+  closed?: boolean;
+  /** With closed: fields that may be present and are not read (the input's metadata). */
+  ignored?: readonly string[];
+}
+
+/** An object with the given fields; unknown fields are dropped, or (closed) refused. */
+export function object<S extends Shape>(shape: S, rules: ObjectRules = {}): Parser<Parsed<S>> {
   // Listed once: parsers run on every call of every function.
   const fields = Object.entries(shape);
+  const known = rules.closed ? new Set([...Object.keys(shape), ...(rules.ignored ?? [])]) : undefined;
   return (value, field) => {
     if (!isObject(value)) throw new InputError(field, `must be an object (got ${describe(value)})`);
+    if (known) {
+      for (const key of Object.keys(value)) {
+        if (!known.has(key)) throw unknownField(field, key, [...known]);
+      }
+    }
     const out: Record<string, unknown> = {};
     for (const [key, spec] of fields) {
       const raw = Object.hasOwn(value, key) ? value[key] : undefined;
@@ -156,6 +175,50 @@ export function object<S extends Shape>(shape: S): Parser<Parsed<S>> {
     }
     return out as Parsed<S>;
   };
+}
+
+/** The refusal of an unknown field: its path, and the known field it most likely meant (or the known ones). */
+export function unknownField(field: string, key: string, known: readonly string[]): InputError {
+  const path = field === '' ? pathKey(key) : `${field}.${pathKey(key)}`;
+  const near = nearestName(key, known);
+  if (near !== undefined) return new InputError(path, `is not a known field: did you mean ${near}?`);
+  const where = field === '' ? 'the object' : (field.split('.').at(-1) ?? field);
+  return new InputError(path, `is not a known field (${where} has ${[...known].sort().join(', ')})`);
+}
+
+/**
+ * The known name closest to `name`, when it is close enough to be a typo:
+ * at most a third of its length (and at least 2) edits away, counting a swap
+ * of two neighbours as one edit and ignoring case.
+ */
+export function nearestName(name: string, known: readonly string[]): string | undefined {
+  if (name.length === 0 || name.length > 128) return undefined;
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const candidate of known) {
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  if (best === undefined) return undefined;
+  return bestDistance <= Math.max(2, Math.floor(Math.max(name.length, best.length) / 3)) ? best : undefined;
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours. */
+function editDistance(a: string, b: string): number {
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) rows[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
+      rows[i]![j] = d;
+    }
+  }
+  return rows[a.length]![b.length]!;
 }
 
 /** A parser that also checks a rule across fields; the rule returns a problem or undefined. */

@@ -7,6 +7,7 @@
 
 import { hash as digest } from 'node:crypto';
 import { InputError, DNS_LABEL } from './input.js';
+import { quoteValue } from './redact.js';
 
 const DNS_LABEL_MAX = 63;
 const HASH_LENGTH = 5;
@@ -61,7 +62,7 @@ export function assertNamePart(value: string, field: string): string {
   if (value.length === 0 || value.length > DNS_LABEL_MAX || !DNS_LABEL.test(value)) {
     throw new InputError(
       field,
-      `must be a DNS label (lower-case letters, digits and "-", at most 63 characters) to name composed resources (got ${JSON.stringify(value.slice(0, 70))})`,
+      `must be a DNS label (lower-case letters, digits and "-", at most 63 characters) to name composed resources (got ${quoteValue(value, 70)})`,
     );
   }
   return value;

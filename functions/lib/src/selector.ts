@@ -1,7 +1,7 @@
 // Kubernetes label selectors, and the cache footprint they define.
 
 import type { V1LabelSelector, V1LabelSelectorRequirement } from '@kubernetes/client-node';
-import { InputError, array, describe, object, oneOf, optional, record, string, type Parser } from './input.js';
+import { InputError, array, describe, object, oneOf, optional, record, string, type ObjectRules, type Parser } from './input.js';
 import { cacheEntries, type CacheEntry } from './cache-status.js';
 import { readInferenceCluster, type InferenceCluster } from './cluster.js';
 
@@ -16,39 +16,53 @@ export interface LabelSelector extends V1LabelSelector {
   matchExpressions?: SelectorRequirement[];
 }
 
-const requirement: Parser<SelectorRequirement> = (value, field) => {
-  const parsed = object({
-    key: string({ maxLength: 317 }),
-    operator: oneOf(SELECTOR_OPERATORS),
-    values: optional(array(string({ minLength: 0, maxLength: 63 }))),
-  })(value, field);
-  const needsValues = parsed.operator === 'In' || parsed.operator === 'NotIn';
-  const values = parsed.values ?? [];
-  if (needsValues && values.length === 0) {
-    throw new InputError(`${field}.values`, `must not be empty when operator is ${parsed.operator}`);
-  }
-  if (!needsValues && values.length > 0) {
-    throw new InputError(`${field}.values`, `must be empty when operator is ${parsed.operator}`);
-  }
-  return needsValues ? { key: parsed.key, operator: parsed.operator, values } : { key: parsed.key, operator: parsed.operator };
+const requirement = (rules: ObjectRules): Parser<SelectorRequirement> => {
+  const parse = object(
+    {
+      key: string({ maxLength: 317 }),
+      operator: oneOf(SELECTOR_OPERATORS),
+      values: optional(array(string({ minLength: 0, maxLength: 63 }))),
+    },
+    rules,
+  );
+  return (value, field) => {
+    const parsed = parse(value, field);
+    const needsValues = parsed.operator === 'In' || parsed.operator === 'NotIn';
+    const values = parsed.values ?? [];
+    if (needsValues && values.length === 0) {
+      throw new InputError(`${field}.values`, `must not be empty when operator is ${parsed.operator}`);
+    }
+    if (!needsValues && values.length > 0) {
+      throw new InputError(`${field}.values`, `must be empty when operator is ${parsed.operator}`);
+    }
+    return needsValues ? { key: parsed.key, operator: parsed.operator, values } : { key: parsed.key, operator: parsed.operator };
+  };
 };
 
 /**
  * A selector that must select something: an empty selector would match every
  * cluster in Kubernetes, and a cache must name its footprint, so it is refused.
+ * `rules.closed` (the function input's per-cluster overrides): an unknown
+ * field in it or in an expression is refused too.
  */
-export const labelSelector = (): Parser<LabelSelector> => (value, field) => {
-  const parsed = object({
-    matchLabels: optional(record(string({ minLength: 0, maxLength: 63 }))),
-    matchExpressions: optional(array(requirement)),
-  })(value, field);
-  const selector: LabelSelector = {};
-  if (parsed.matchLabels && Object.keys(parsed.matchLabels).length > 0) selector.matchLabels = parsed.matchLabels;
-  if (parsed.matchExpressions && parsed.matchExpressions.length > 0) selector.matchExpressions = parsed.matchExpressions;
-  if (!selector.matchLabels && !selector.matchExpressions) {
-    throw new InputError(field, `must select on at least one label or expression (got ${describe(value)} with none)`);
-  }
-  return selector;
+export const labelSelector = (rules: ObjectRules = {}): Parser<LabelSelector> => {
+  const parse = object(
+    {
+      matchLabels: optional(record(string({ minLength: 0, maxLength: 63 }))),
+      matchExpressions: optional(array(requirement(rules))),
+    },
+    rules,
+  );
+  return (value, field) => {
+    const parsed = parse(value, field);
+    const selector: LabelSelector = {};
+    if (parsed.matchLabels && Object.keys(parsed.matchLabels).length > 0) selector.matchLabels = parsed.matchLabels;
+    if (parsed.matchExpressions && parsed.matchExpressions.length > 0) selector.matchExpressions = parsed.matchExpressions;
+    if (!selector.matchLabels && !selector.matchExpressions) {
+      throw new InputError(field, `must select on at least one label or expression (got ${describe(value)} with none)`);
+    }
+    return selector;
+  };
 };
 
 /**

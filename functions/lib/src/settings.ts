@@ -140,6 +140,15 @@ export function mountNamespace(mount: { env: readonly { name: string; value?: st
 // ---------------------------------------------------------------------------
 // Field parsers.
 
+/**
+ * Every object of the input is closed: no API server prunes a Composition's
+ * step input, so an unknown field (a typo: network.hfEndpiont) is refused,
+ * naming it and the nearest known field, never silently ignored.
+ */
+const CLOSED = { closed: true } as const;
+/** The top level also has the metadata a manifest carries (the input CRD allows it); nothing reads it. */
+const INPUT_TOP = { closed: true, ignored: ['metadata'] } as const;
+
 /** An image reference as the kubelet takes it: registry/path[:tag][@sha256:...]. */
 export const imageReference = (): Parser<string> => (value, field) => {
   const ref = string({ maxLength: 512 })(value, field);
@@ -152,30 +161,44 @@ export const imageReference = (): Parser<string> => (value, field) => {
 /**
  * An http(s) URL without credentials or anything a shell or an env reader
  * could misread. A proxy or mirror password belongs in a Secret, never in a
- * Composition, an object on a cluster or a log: a URL with user:password@ is refused.
+ * Composition, an object on a cluster or a log: a URL with user info
+ * (user:password@, or a token before the "@") is refused, and so is a query or
+ * a fragment (a base URL needs neither, and a token could hide in either).
+ * Whichever check refuses the value, the message quotes it without its user
+ * info, query or fragment (describe, through redactCredentials).
  */
 export const httpUrl = (): Parser<string> => (value, field) => {
   const text = string({ maxLength: 2048 })(value, field);
+  const refuse = (): never => {
+    throw new InputError(field, `must be an http or https URL such as http://proxy.example.com:3128 (got ${describe(text)})`);
+  };
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new InputError(field, `must be an http or https URL such as http://proxy.example.com:3128 (got ${describe(text)})`);
+    return refuse();
   }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '') refuse();
   // Printable ASCII without quotes, "$", backquotes or backslashes: a URL needs none of them (they can be
   // percent-encoded), and without them no value reads differently to a shell, pip or an env parser.
-  if (
-    !/^[\x21-\x7e]+$/.test(text) ||
-    /['"$`\\]/.test(text) ||
-    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
-    url.hostname === ''
-  ) {
-    throw new InputError(field, `must be an http or https URL such as http://proxy.example.com:3128 (got ${describe(text)})`);
-  }
-  if (url.username !== '' || url.password !== '') {
+  if (!/^[\x21-\x7e]+$/.test(text) || /['"$`\\]/.test(text)) {
     throw new InputError(
       field,
-      'must not carry credentials (user:password@): settings are not secret, so a password here would be in plain sight',
+      `must be printable ASCII without spaces, quotes, "$", backquotes or backslashes (percent-encode them) (got ${describe(text)})`,
+    );
+  }
+  // "http://@host" has an empty user, which URL reports as none: the "@" in the authority says it.
+  const authority = /^[a-z]+:\/\/([^/?#]*)/i.exec(text)?.[1] ?? '';
+  if (url.username !== '' || url.password !== '' || authority.includes('@')) {
+    throw new InputError(
+      field,
+      `must not carry credentials (a user or password before the host; got ${describe(text)}): settings are not secret, so a password here would be in plain sight`,
+    );
+  }
+  if (text.includes('?') || text.includes('#')) {
+    throw new InputError(
+      field,
+      `must not have a query or a fragment (got ${describe(text)}): a base URL needs neither, and a token in one would be in plain sight`,
     );
   }
   return text;
@@ -218,10 +241,13 @@ const quantity = (): Parser<string> => (value, field) => {
 };
 
 const parseResources: Parser<V1ResourceRequirements> = (value, field) => {
-  const parsed = object({
-    requests: optional(record(quantity(), { maxProperties: 16 })),
-    limits: optional(record(quantity(), { maxProperties: 16 })),
-  })(value, field);
+  const parsed = object(
+    {
+      requests: optional(record(quantity(), { maxProperties: 16 })),
+      limits: optional(record(quantity(), { maxProperties: 16 })),
+    },
+    CLOSED,
+  )(value, field);
   const out: V1ResourceRequirements = {};
   for (const part of ['requests', 'limits'] as const) {
     const entries = parsed[part];
@@ -233,13 +259,16 @@ const parseResources: Parser<V1ResourceRequirements> = (value, field) => {
 };
 
 const parseToleration: Parser<V1Toleration> = (value, field) => {
-  const parsed = object({
-    key: optional(qualifiedName()),
-    operator: optional(oneOf(['Exists', 'Equal'])),
-    value: optional(labelValue()),
-    effect: optional(oneOf(['NoSchedule', 'PreferNoSchedule', 'NoExecute'])),
-    tolerationSeconds: optional(integer({ min: 0, max: 31_536_000 })),
-  })(value, field);
+  const parsed = object(
+    {
+      key: optional(qualifiedName()),
+      operator: optional(oneOf(['Exists', 'Equal'])),
+      value: optional(labelValue()),
+      effect: optional(oneOf(['NoSchedule', 'PreferNoSchedule', 'NoExecute'])),
+      tolerationSeconds: optional(integer({ min: 0, max: 31_536_000 })),
+    },
+    CLOSED,
+  )(value, field);
   if (parsed.operator === 'Exists' && parsed.value !== undefined) {
     throw new InputError(`${field}.value`, 'must be empty when operator is Exists');
   }
@@ -279,49 +308,68 @@ export type StagedAccessMode = (typeof STAGED_ACCESS_MODES)[number];
 
 const groups = {
   images: optional(
-    object({
-      hydration: optional(imageReference()),
-      resolver: optional(imageReference()),
-      publisher: optional(imageReference()),
-      pullSecrets: optional(array(dnsSubdomain(), { maxItems: 16 })),
-    }),
+    object(
+      {
+        hydration: optional(imageReference()),
+        resolver: optional(imageReference()),
+        publisher: optional(imageReference()),
+        pullSecrets: optional(array(dnsSubdomain(), { maxItems: 16 })),
+      },
+      CLOSED,
+    ),
   ),
-  install: optional(object({ pip: optional(boolean()), indexUrl: optional(httpUrl()), script: optional(oneOf(HYDRATION_SCRIPTS)) })),
+  install: optional(
+    object({ pip: optional(boolean()), indexUrl: optional(httpUrl()), script: optional(oneOf(HYDRATION_SCRIPTS)) }, CLOSED),
+  ),
   network: optional(
-    object({
-      hfEndpoint: optional(httpUrl()),
-      httpsProxy: optional(httpUrl()),
-      httpProxy: optional(httpUrl()),
-      noProxy: optional(noProxyList()),
-      caBundle: optional(object({ configMap: dnsSubdomain(), key: optional(dataKey()) })),
-    }),
+    object(
+      {
+        hfEndpoint: optional(httpUrl()),
+        httpsProxy: optional(httpUrl()),
+        httpProxy: optional(httpUrl()),
+        noProxy: optional(noProxyList()),
+        caBundle: optional(object({ configMap: dnsSubdomain(), key: optional(dataKey()) }, CLOSED)),
+      },
+      CLOSED,
+    ),
   ),
   jobs: optional(
-    object({
-      resources: optional(parseResources),
-      nodeSelector: optional(nodeSelector()),
-      tolerations: optional(array(parseToleration, { maxItems: 32 })),
-      priorityClassName: optional(dnsSubdomain()),
-      // The TTL is also the retry clock (attempt k waits TTL * 2^(k-1)): at least a minute, so a
-      // person can read a failed pod's log and a hub blip has time to pass; at most a day.
-      ttlSecondsAfterFinished: optional(integer({ min: 60, max: 86_400 })),
-      backoffLimit: optional(integer({ min: 0, max: 10 })),
-    }),
+    object(
+      {
+        resources: optional(parseResources),
+        nodeSelector: optional(nodeSelector()),
+        tolerations: optional(array(parseToleration, { maxItems: 32 })),
+        priorityClassName: optional(dnsSubdomain()),
+        // The TTL is also the retry clock (attempt k waits TTL * 2^(k-1)): at least a minute, so a
+        // person can read a failed pod's log and a hub blip has time to pass; at most a day.
+        ttlSecondsAfterFinished: optional(integer({ min: 60, max: 86_400 })),
+        backoffLimit: optional(integer({ min: 0, max: 10 })),
+      },
+      CLOSED,
+    ),
   ),
-  storage: optional(object({ accessMode: optional(oneOf(STAGED_ACCESS_MODES)), imageVolumes: optional(boolean()) })),
+  storage: optional(object({ accessMode: optional(oneOf(STAGED_ACCESS_MODES)), imageVolumes: optional(boolean()) }, CLOSED)),
 };
 
 type Groups = ReturnType<ReturnType<typeof object<typeof groups>>>;
 
-const parseOverride = object({ clusterSelector: labelSelector(), ...groups });
-const parseHydrationInput = object({
-  apiVersion: string(),
-  kind: string(),
-  workloadNamespace: optional(oneOf(WORKLOAD_NAMESPACE_MODES)),
-  ...groups,
-  clusters: optional(array(parseOverride, { maxItems: 64 })),
-});
-const parseReplicaInput = object({ apiVersion: string(), kind: string(), workloadNamespace: optional(oneOf(WORKLOAD_NAMESPACE_MODES)) });
+const parseOverride = object({ clusterSelector: labelSelector(CLOSED), ...groups }, CLOSED);
+const parseHydrationInput = object(
+  {
+    apiVersion: string(),
+    kind: string(),
+    workloadNamespace: optional(oneOf(WORKLOAD_NAMESPACE_MODES)),
+    ...groups,
+    clusters: optional(array(parseOverride, { maxItems: 64 })),
+  },
+  INPUT_TOP,
+);
+const parseReplicaInput = object(
+  { apiVersion: string(), kind: string(), workloadNamespace: optional(oneOf(WORKLOAD_NAMESPACE_MODES)) },
+  INPUT_TOP,
+);
+/** The kind first, open: settings for another function are named as such, not as a list of unknown fields. */
+const parseKind = object({ apiVersion: string(), kind: string() });
 
 // ---------------------------------------------------------------------------
 // The settings one cluster gets.
@@ -388,8 +436,8 @@ function absent(input: unknown): boolean {
 /** The hydration function's input, parsed; no input is today's settings. */
 export function parseHydrationSettings(input: unknown): HydrationSettings {
   if (absent(input)) return { workloadNamespace: 'Shared', base: {}, clusters: [] };
+  checkKind(parseKind(input, 'input'), SETTINGS_KIND.hydration);
   const parsed = parseHydrationInput(input, 'input');
-  checkKind(parsed, SETTINGS_KIND.hydration);
   const base: Groups = {};
   overlay(base, { images: parsed.images, install: parsed.install, network: parsed.network, jobs: parsed.jobs, storage: parsed.storage });
   return {
@@ -402,9 +450,24 @@ export function parseHydrationSettings(input: unknown): HydrationSettings {
 /** The replica function's input, parsed; no input is today's settings. */
 export function parseReplicaSettings(input: unknown): ReplicaSettings {
   if (absent(input)) return { workloadNamespace: 'Shared' };
+  checkKind(parseKind(input, 'input'), SETTINGS_KIND.replica);
   const parsed = parseReplicaInput(input, 'input');
-  checkKind(parsed, SETTINGS_KIND.replica);
   return { workloadNamespace: parsed.workloadNamespace ?? 'Shared' };
+}
+
+/**
+ * A function that takes no settings (compose-model-cache): any input is
+ * refused rather than ignored, since settings put on the wrong step would
+ * otherwise be silently without effect (an air-gapped platform's mirror
+ * among them).
+ */
+export function refuseSettings(input: unknown, fn: string): void {
+  if (absent(input)) return;
+  const kind = isObject(input) && typeof input['kind'] === 'string' ? ` (got ${describe(input['kind'])})` : '';
+  throw new InputError(
+    'input',
+    `must be absent: ${fn} takes no settings${kind}; ${SETTINGS_KIND.hydration} go in the ModelCacheHydration Composition's step, ${SETTINGS_KIND.replica} in the ModelReplica Composition's`,
+  );
 }
 
 /** Lay a group's set fields over the defaults' (a list or a map replaces, never merges: what you write is what runs). */

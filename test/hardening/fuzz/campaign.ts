@@ -20,13 +20,17 @@ import {
   checkHandlerOutput,
   checkResponse,
   fatalMessages,
+  leaks,
+  logLeaks,
   responseTooBig,
+  unknownFieldPassed,
   type Violation,
 } from '../support/invariants.js';
 import { caseSeed, prng } from '../support/prng.js';
 import { HANDLERS } from '../../support/handlers.js';
 import { seedsFor } from '../support/seeds.js';
-import { mutate, requestDepth } from './mutate.js';
+import { EXAMPLE_TOKEN_B64, FUZZ_TOKEN_B64, mutate, requestDepth } from './mutate.js';
+import { INPUT_SCHEMA, URL_SETTINGS, fullInput, objectLevels, refusals } from '../support/settings-input.js';
 
 /** The issue's bound: every request is answered within a second. */
 export const ANSWER_WITHIN_MS = 1000;
@@ -72,7 +76,18 @@ export interface CampaignReport {
   fatalFields: [field: string, count: number][];
   seeds: number;
   durationMs: number;
+  /** Issue 29's classes: how many cases carried each, and how much of each class's space they reached. */
+  classes: {
+    credential: number;
+    credentialCombinations: [reached: number, of: number];
+    misspelled: number;
+    misspelledLevels: [reached: number, of: number];
+    token: number;
+  };
 }
+
+/** Every setting × refusing check a credential can be planted under (the same set at the top level and in an override). */
+const CREDENTIAL_COMBINATIONS = URL_SETTINGS.reduce((n, { kind }) => n + 2 * refusals(kind, 'x').length, 0);
 
 /** What the runtime answers bytes it cannot decode (INVALID_ARGUMENT, naming why). */
 const EXPECTED_REFUSAL = /^cannot decode the RunFunctionRequest: (struct|list) nested deeper than 100$/;
@@ -92,7 +107,11 @@ function round(ms: number): number {
 
 export async function runCampaign(options: CampaignOptions): Promise<CampaignReport> {
   const { name, server, cases, seed } = options;
-  const seeds = await seedsFor(name);
+  // Every token Secret holds the fuzzer's token, so a leak of it, in any encoding, is findable (invariants.ts).
+  const seeds = (await seedsFor(name)).map((seed) => ({
+    name: seed.name,
+    request: JSON.parse(JSON.stringify(seed.request).replaceAll(EXAMPLE_TOKEN_B64, FUZZ_TOKEN_B64)) as typeof seed.request,
+  }));
   const handler = HANDLERS[name];
   const inProcessLines: string[] = [];
   const logger = jsonLogger({ function: name, debug: true, write: (line) => inProcessLines.push(line) });
@@ -102,6 +121,11 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   const slowest: CampaignReport['slowest'] = [];
   const violations: CaseViolation[] = [];
   const fatalFields = new Map<string, number>();
+  const credentialCombinations = new Set<string>();
+  const misspelledLevels = new Set<string>();
+  const classes = { credential: 0, misspelled: 0, token: 0 };
+  const schema = INPUT_SCHEMA[name];
+  const levels = schema === undefined ? 1 : objectLevels(schema, fullInput(name)!).length;
   let valid = 0;
   let fatal = 0;
   let refused = 0;
@@ -113,7 +137,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
 
   const checkServer = (index: number): void => {
     const lines = server.lines.splice(0, server.lines.length);
-    for (const violation of badLogLines(lines)) violations.push({ ...violation, case: index, seed: 'server log', mutations: [] });
+    for (const violation of [...badLogLines(lines), ...logLeaks(lines)])
+      violations.push({ ...violation, case: index, seed: 'server log', mutations: [] });
     const stderr = server.stderr();
     if (stderr !== '' && !violations.some((v) => v.kind === 'stderr')) {
       violations.push({ kind: 'stderr', detail: stderr.slice(0, 400), case: index, seed: 'server', mutations: [] });
@@ -134,6 +159,19 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     const rnd = prng(caseSeed(seed, name, index));
     const base = rnd.pick(seeds);
     const { request, mutations } = mutate(rnd, name, { ...base.request, meta: { tag: `fuzz-${index}` } });
+    for (const mutation of mutations) {
+      const credential = /^(.+) = a credential, refused for (.+)$/.exec(mutation);
+      if (credential) {
+        classes.credential++;
+        credentialCombinations.add(`${credential[1]!.replace(/^input\.clusters\[0\]/, 'override')}|${credential[2]!}`);
+      }
+      const misspelled = /^(input\S*) (?:added|renamed|= "x" \(this function takes no settings)/.exec(mutation);
+      if (misspelled) {
+        classes.misspelled++;
+        misspelledLevels.add(misspelled[1]!.replace(/\.[^.[]*$/, '').replace(/\[\d+\]/g, '[]'));
+      }
+      if (mutation.startsWith("token: the Job's")) classes.token++;
+    }
     const found: Violation[] = [];
     const bytes = requestBytes(request);
     const tooDeep = requestDepth(request) > MAX_STRUCT_DEPTH;
@@ -181,6 +219,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       found.push(...responseTooBig(answer.length));
       const rsp = responseFromBytes(answer);
       found.push(...checkResponse(name, request, rsp));
+      found.push(...leaks(rsp, answer));
+      found.push(...unknownFieldPassed(name, request, rsp));
       const messages = fatalMessages(rsp);
       if (messages.some((message) => OVER_LIMIT.test(message))) {
         overLimit++;
@@ -200,6 +240,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       const own = runSafely(name, handler, decoded, logger);
       found.push(...checkHandlerOutput(own));
       found.push(...badLogLines(inProcessLines));
+      found.push(...logLeaks(inProcessLines));
       if (!encodeWithinLimit(name, decoded, own).bytes.equals(answer))
         found.push({ kind: 'nondeterministic', detail: 'the server answered other bytes than an in-process run' });
     }
@@ -251,6 +292,13 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     fatalFields: [...fatalFields.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)),
     seeds: seeds.length,
     durationMs: Math.round(performance.now() - started),
+    classes: {
+      credential: classes.credential,
+      credentialCombinations: [credentialCombinations.size, CREDENTIAL_COMBINATIONS],
+      misspelled: classes.misspelled,
+      misspelledLevels: [misspelledLevels.size, levels],
+      token: classes.token,
+    },
   };
 }
 
@@ -271,6 +319,7 @@ export function formatReport(reports: readonly CampaignReport[]): string {
           .map(([field, count]) => `${field} ${count}`)
           .join(', ') || 'none'
       }`,
+      `  issue 29: a credential planted ${r.classes.credential} times (${r.classes.credentialCombinations[0]} of ${r.classes.credentialCombinations[1]} setting × check combinations), a misspelled field ${r.classes.misspelled} times (${r.classes.misspelledLevels[0]} of ${r.classes.misspelledLevels[1]} levels), the token printed into a report ${r.classes.token} times`,
     );
     if (r.violations.length === 0) {
       lines.push('  violations: none');

@@ -3,15 +3,33 @@
 // breaks one part at a time the way users, other controllers and stale caches
 // break them: fields removed, types swapped, huge and deep values, unicode,
 // numbers as strings, lists as maps, unknown sources, non-DNS names,
-// duplicate clusters, objects of the wrong kind, nulls where objects belong.
+// duplicate clusters, objects of the wrong kind, nulls where objects belong;
+// and (issue 29) a credential inside every URL-like setting under every
+// check that refuses it, a misspelled field at every level of the input, and
+// the token printed in every encoding into what a cluster reports.
 
 import { MAX_STRUCT_DEPTH, type JsonObject, type JsonValue } from '#lib';
 import type { FunctionName, TestRequest, TestResource } from '#testing';
 import type { Random } from '../support/prng.js';
+import {
+  INPUT_KIND,
+  INPUT_SCHEMA,
+  PLANTED_PASSWORD,
+  URL_SETTINGS,
+  fieldPath,
+  fullInput,
+  objectLevels,
+  refusals,
+  typo,
+} from '../support/settings-input.js';
 
 /** The token every Secret the fuzzer makes holds, so a leak of it anywhere is findable. */
 export const FUZZ_TOKEN = 'hf_fuzzTokenValue0123456789';
 export const FUZZ_TOKEN_B64 = Buffer.from(FUZZ_TOKEN).toString('base64');
+/** The examples' placeholder token: the campaign puts FUZZ_TOKEN in its place, so every token Secret holds the findable one. */
+export const EXAMPLE_TOKEN_B64 = 'aGYtdG9rZW4tdmFsdWU=';
+/** The password hidden in settings: found in an answer or a log line, it leaked. */
+export const FUZZ_PASSWORD = PLANTED_PASSWORD;
 
 type Json = JsonValue;
 type Path = (string | number)[];
@@ -654,11 +672,6 @@ const CACHE_ENTRY_EDITS: Edit[] = [
 // --- The function input (issue 15: the platform team's settings) -------------
 
 const SETTINGS = { apiVersion: 'fn.modelplane.ai/v1alpha1' } as const;
-const INPUT_KIND: Record<FunctionName, string | undefined> = {
-  'compose-model-cache': undefined,
-  'compose-model-cache-hydration': 'HydrationSettings',
-  'compose-model-replica': 'ReplicaSettings',
-};
 const HOSTILE_STRINGS: Json[] = ["x'; touch PWNED; '", '$(id)', '`id`', 'a b', '', 'ü', 'x'.repeat(5000), 5, null, true, [], {}];
 const INPUT_EDITS: Edit[] = [
   [['kind'], ['Settings', 'HydrationSettings', 'ReplicaSettings', undefined, 5]],
@@ -744,14 +757,125 @@ const INPUT_EDITS: Edit[] = [
   ],
 ];
 
-/** Add a settings input to a request without one, or edit the one it has (the function must answer either with a Fatal naming an input field or a sound response). */
-function mutateInput(rnd: Random, req: TestRequest, name: FunctionName): string {
+/** The request's input, or a fresh one of the function's kind (sometimes one with every level filled in). */
+function inputOf(rnd: Random, req: TestRequest, name: FunctionName): JsonObject {
   const kind = INPUT_KIND[name];
   if (!req.input || rnd.chance(0.2)) {
-    req.input = kind === undefined ? { ...SETTINGS, kind: 'Anything' } : { ...SETTINGS, kind };
+    req.input =
+      (rnd.chance(0.5) ? fullInput(name) : undefined) ?? (kind === undefined ? { ...SETTINGS, kind: 'Anything' } : { ...SETTINGS, kind });
   }
-  if (rnd.chance(0.1)) return mutateInside(rnd, req.input, 0, 'input');
-  return edit(rnd, req.input, INPUT_EDITS, 'input');
+  return req.input;
+}
+
+/** Add a settings input to a request without one, or edit the one it has (the function must answer either with a Fatal naming an input field or a sound response). */
+function mutateInput(rnd: Random, req: TestRequest, name: FunctionName): string {
+  const roll = rnd.next();
+  if (roll < 0.3) return mutateCredential(rnd, req, name);
+  if (roll < 0.55) return mutateMisspelling(rnd, req, name);
+  const input = inputOf(rnd, req, name);
+  if (rnd.chance(0.1)) return mutateInside(rnd, input, 0, 'input');
+  return edit(rnd, input, INPUT_EDITS, 'input');
+}
+
+/**
+ * A credential inside a URL-like setting (the top level or a per-cluster
+ * override), in a value some check refuses: its scheme, a character, its
+ * length, the user info itself, a query. The answer must be Fatal, and hold
+ * the password in no form (invariants.ts).
+ */
+function mutateCredential(rnd: Random, req: TestRequest, name: FunctionName): string {
+  const input = inputOf(rnd, req, name);
+  const { path, kind } = rnd.pick(URL_SETTINGS);
+  let at: (string | number)[] = [];
+  if (rnd.chance(0.4)) {
+    const clusters = Array.isArray(input['clusters']) ? input['clusters'] : (input['clusters'] = []);
+    if (clusters.length === 0 || clusters[0] === null || typeof clusters[0] !== 'object' || Array.isArray(clusters[0])) {
+      clusters[0] = { clusterSelector: { matchLabels: { 'modelplane.ai/tier': 'a100' } } };
+    }
+    at = ['clusters', 0];
+  }
+  const refusal = rnd.pick(refusals(kind, FUZZ_PASSWORD));
+  setDeep(input, [...at, ...path].map(String), clone(refusal.value));
+  return `${fieldPath([...at, ...path])} = a credential, refused for ${refusal.check}`;
+}
+
+/**
+ * A misspelled field at some level of the input (every object level of the
+ * function's input CRD can be picked), beside or instead of the field it
+ * means; for compose-model-cache, which takes none, any input at all.
+ */
+function mutateMisspelling(rnd: Random, req: TestRequest, name: FunctionName): string {
+  const input = inputOf(rnd, req, name);
+  const schema = INPUT_SCHEMA[name];
+  if (schema === undefined) {
+    const key = typo(rnd.pick(['workloadNamespace', 'network', 'images']), [], rnd.int(0, 3));
+    input[key] = 'x';
+    return `input.${key} = "x" (this function takes no settings)`;
+  }
+  // From the input as it is, or from one with every level, so the deep levels are reached too.
+  const levels = objectLevels(schema, input);
+  const deep = objectLevels(schema, fullInput(name)!);
+  const use = levels.length > 1 || rnd.chance(0.3) ? levels : deep;
+  if (use === deep) req.input = fullInput(name)!;
+  const root = req.input!;
+  const { path, known } = rnd.pick(use.length > 0 ? use : deep);
+  let node: Json = root;
+  for (const key of path) node = (node as Record<string | number, Json>)[key]!;
+  const target = node as JsonObject;
+  const meant = rnd.pick(known.filter((k) => k !== 'apiVersion' && k !== 'kind'));
+  const wrong = typo(meant, known, rnd.int(0, 3));
+  const present = Object.hasOwn(target, meant);
+  if (present && rnd.chance(0.5)) {
+    defineKey(target, wrong, target[meant]!);
+    Reflect.deleteProperty(target, meant);
+    return `${fieldPath([...path, meant])} renamed ${wrong}`;
+  }
+  defineKey(target, wrong, rnd.pick<Json>(['x', 1, true, { a: 1 }, ['x'], present ? clone(target[meant]!) : 'https://hf.corp.example']));
+  return `${fieldPath([...path, wrong])} added (for ${meant})`;
+}
+
+/** How a pod, a tool or a person could print the token into a report or a condition. */
+const PRINTED_TOKEN: ((token: string) => string)[] = [
+  (t) => `401 Unauthorized for Bearer ${t}`,
+  (t) => `token ${Buffer.from(t).toString('base64')} refused`,
+  (t) => `token ${Buffer.from(t).toString('base64url')} refused`,
+  (t) => `Authorization: Basic ${Buffer.from(`user:${t}`).toString('base64')}`,
+  (t) => `Authorization: Basic ${Buffer.from(`me:${t}`).toString('base64')}`,
+  (t) => `Authorization: Basic ${Buffer.from(`u:${t}`).toString('base64')}`,
+  (t) => `GET https://hf.co/api/models?token=${encodeURIComponent(t)} 403`,
+  (t) => `key ${Buffer.from(t).toString('hex')}`,
+  (t) => `secret data: {"HF_TOKEN":"${Buffer.from(t).toString('base64')}"}`,
+];
+
+/**
+ * The hydration Job's report, or its Failed condition, quotes the token in
+ * some encoding; the token Secret holds it. The answer must hold it only in
+ * the workload Secret's data.
+ */
+function mutateReportToken(rnd: Random, req: TestRequest): string {
+  for (const set of [req.requiredResources, req.extraResources]) {
+    for (const item of Object.values(set ?? {}).flatMap((s) => s.items)) {
+      if (item.resource['kind'] === 'Secret') item.resource['data'] = { HF_TOKEN: FUZZ_TOKEN_B64 };
+    }
+  }
+  const printed = rnd.pick(PRINTED_TOKEN)(FUZZ_TOKEN);
+  // The download's Job or the sizing Job, whichever this request observes.
+  const keys = ['hydrate', 'size'].filter((key) => req.observed?.resources?.[key] !== undefined);
+  const job = keys.length === 0 ? undefined : req.observed!.resources![rnd.pick(keys)]!.resource;
+  const manifest = job === undefined ? undefined : getAt(job, ['status', 'atProvider', 'manifest']);
+  if (manifest === undefined || manifest === null || typeof manifest !== 'object' || Array.isArray(manifest)) {
+    return 'token: no observed hydration Job in this request';
+  }
+  if (rnd.chance(0.5)) {
+    const report = rnd.pick<JsonObject>([
+      { state: 'Failed', message: printed },
+      { state: 'Downloading', commit: 'a'.repeat(40), bytesDone: 1, bytesTotal: 2, filesDone: 0, filesTotal: 1, message: printed },
+    ]);
+    setDeep(manifest, ['metadata', 'annotations', 'modelplane.ai/progress'], JSON.stringify(report));
+    return `token: the Job's report says ${JSON.stringify(printed.slice(0, 24))}…`;
+  }
+  setDeep(manifest, ['status', 'conditions'], [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: printed }]);
+  return `token: the Job's Failed condition says ${JSON.stringify(printed.slice(0, 24))}…`;
 }
 
 // --- The request --------------------------------------------------------------
@@ -1107,8 +1231,10 @@ export function mutate(rnd: Random, name: FunctionName, seed: TestRequest): Muta
       mutations.push(xr ? edit(rnd, xr, rnd.chance(0.8) ? EDITS[name] : COMMON_EDITS, 'xr') : 'xr: absent');
     } else if (roll < 0.7) mutations.push(mutateObserved(rnd, request));
     else if (roll < 0.8) mutations.push(mutateRequired(rnd, request, name));
-    else if (roll < 0.88) mutations.push(mutateClusterReport(rnd, request, name));
-    else if (roll < 0.92) mutations.push(mutateInput(rnd, request, name));
+    else if (roll < 0.86) mutations.push(mutateClusterReport(rnd, request, name));
+    // The settings (issue 15), a credential in them and a misspelled field (issue 29).
+    else if (roll < 0.91) mutations.push(mutateInput(rnd, request, name));
+    else if (roll < 0.93 && name === 'compose-model-cache-hydration') mutations.push(mutateReportToken(rnd, request));
     else if (roll < 0.97) mutations.push(mutateEnvelope(rnd, request));
     else mutations.push(mutateDepth(rnd, request));
   }

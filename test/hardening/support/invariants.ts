@@ -12,6 +12,8 @@ import {
   type RunFunctionResponse,
 } from '#lib';
 import { manifestOf, type FunctionName, type TestRequest, type TestResponse } from '#testing';
+import { FUZZ_TOKEN } from '../fuzz/mutate.js';
+import { INPUT_SCHEMA, PLANTED_PASSWORD, credentialForms, fieldPath, unknownFields } from './settings-input.js';
 
 export interface Violation {
   kind: string;
@@ -372,6 +374,86 @@ export function badLogLines(lines: readonly string[]): Violation[] {
   for (const line of lines) {
     if (line.includes('"msg":"handler failed"')) out.push({ kind: 'handler-failed-log', detail: line.slice(0, 400) });
     else if (line.includes('"msg":"unhandled rejection"')) out.push({ kind: 'unhandled-rejection', detail: line.slice(0, 400) });
+  }
+  return out;
+}
+
+// --- Issue 29: credentials and the token never leave; unknown fields never pass ---
+
+/** Every form of each planted secret (the settings' password, the token Secret's token), computed once. */
+const PLANTED: { what: string; forms: string[] }[] = [
+  { what: 'the password planted in a setting', forms: credentialForms(PLANTED_PASSWORD) },
+  { what: 'the token', forms: credentialForms(FUZZ_TOKEN) },
+];
+
+/** The answer without the data of any Secret it desires (the workload Secret holds the token on purpose). */
+function withoutSecretData(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSecretData);
+  if (value === null || typeof value !== 'object') return value;
+  const node = value as Record<string, unknown>;
+  const secret = node['kind'] === 'Secret' && node['apiVersion'] === 'v1';
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(node))
+    if (!(secret && (key === 'data' || key === 'stringData'))) out[key] = withoutSecretData(child);
+  return out;
+}
+
+/**
+ * No form of a planted secret (raw, base64 at any alignment, URL-safe,
+ * URL-encoded, hex) in the answer: not in its bytes, but for the base64 the
+ * workload Secret's data holds (the one place the token goes on purpose),
+ * which is taken out before the answer is searched.
+ */
+export function leaks(rsp: TestResponse, answer: Buffer): Violation[] {
+  const out: Violation[] = [];
+  // The bytes first (fast); only a form found there is looked for again in the answer without Secret data.
+  let text: string | undefined;
+  for (const { what, forms } of PLANTED) {
+    const found = forms.find((form) => answer.includes(form) && (text ??= JSON.stringify(withoutSecretData(rsp))).includes(form));
+    if (found !== undefined)
+      out.push({ kind: 'secret-in-answer', detail: `${what} (as ${JSON.stringify(found.slice(0, 12))}…) is in the answer` });
+  }
+  return out;
+}
+
+/** No form of a planted secret in any log line. */
+export function logLeaks(lines: readonly string[]): Violation[] {
+  const out: Violation[] = [];
+  for (const { what, forms } of PLANTED) {
+    const line = lines.find((l) => forms.some((form) => l.includes(form)));
+    if (line !== undefined) out.push({ kind: 'secret-in-log', detail: `${what} is in a log line: ${line.slice(0, 200)}` });
+  }
+  return out;
+}
+
+/** Whether a Crossplane step input is "no input" (absent, or an empty struct), as the functions read it. */
+function noInput(input: unknown): boolean {
+  return input === undefined || input === null || (typeof input === 'object' && Object.keys(input).length === 0);
+}
+
+/**
+ * An input with a field its CRD does not know (or any input, for a function
+ * that takes none) is answered with a Fatal result: never composed as if the
+ * field were not there. A planted credential is never accepted either.
+ */
+export function unknownFieldPassed(name: FunctionName, req: TestRequest, rsp: TestResponse): Violation[] {
+  if (noInput(req.input)) return [];
+  const fatal = fatalMessages(rsp).length > 0;
+  if (fatal) return [];
+  const schema = INPUT_SCHEMA[name];
+  const unknown = schema === undefined ? [['(any input)']] : unknownFields(schema, req.input);
+  const out: Violation[] = [];
+  if (unknown.length > 0) {
+    out.push({
+      kind: 'unknown-field-passed',
+      detail: `${unknown
+        .map((p) => fieldPath(p))
+        .join(', ')
+        .slice(0, 200)} answered without a Fatal result`,
+    });
+  }
+  if (JSON.stringify(req.input).includes(PLANTED_PASSWORD)) {
+    out.push({ kind: 'credential-accepted', detail: 'a setting with a planted credential was answered without a Fatal result' });
   }
   return out;
 }

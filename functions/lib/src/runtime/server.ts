@@ -5,6 +5,7 @@
 import { InputError } from '../input.js';
 import { getString } from '../json.js';
 import { RUN_FUNCTION_METHOD, Severity, type RunFunctionRequest, type RunFunctionResponse } from '../protocol.js';
+import { redactMessage } from '../redact.js';
 import { fatalResult } from '../response.js';
 import { RESPONSE_TTL_SECONDS } from '../constants.js';
 import { DecodeError, decodeRequest, decodeRequestOnDemand, encodeResponse } from './codec.js';
@@ -43,7 +44,8 @@ export function runSafely(name: string, handler: FunctionHandler, req: RunFuncti
     if (error instanceof InputError) {
       fatalResult(rsp, error.message);
     } else {
-      const message = error instanceof Error ? error.message : String(error);
+      // A bug's message is code's words, but may quote a value: never a credential, in the result or the log.
+      const message = redactMessage(error instanceof Error ? error.message : String(error));
       // The stack names code locations only; nothing from the request is in it.
       logger.error('handler failed', { tag: req.meta?.tag, error: message, stack: error instanceof Error ? error.stack : undefined });
       fatalResult(rsp, `${name} failed: ${message}`);
@@ -184,7 +186,8 @@ export function createFunctionServer(options: {
         return { ok: true, message: answer(name, handler, bytes, logger, decode) };
       } catch (error) {
         const undecodable = error instanceof DecodeError;
-        const message = error instanceof Error ? error.message : String(error);
+        // A bug's message is code's words, but may quote a value: never a credential, in the result or the log.
+        const message = redactMessage(error instanceof Error ? error.message : String(error));
         const details = undecodable ? `cannot decode the RunFunctionRequest: ${message}` : `${name} failed: ${message}`;
         if (undecodable) logger.warn('RunFunction refused', { bytes: bytes.length, error: details });
         else logger.error('RunFunction failed', { bytes: bytes.length, error: details });
