@@ -9,6 +9,12 @@
 #         ├─ kube-apiserver "cluster-b" (:16445)  ├ kube-controller-manager (Job TTL, GC,
 #         └─ kube-apiserver "cluster-c" (:16446) ─┘ claim protection); no nodes, no pods
 #
+# With MODELPLANE_UP_NODES=1 each workload cluster gets a real node instead
+# (node.sh: kube-scheduler, kube-controller-manager with its default
+# controllers, containerd, the kubelet, kube-proxy, CNI, local-path-provisioner),
+# its API server and the registry listen where the nodes' namespaces reach
+# them (NODE_PLANE_ADDRESS), and pods run. That needs root.
+#
 # Every binary is a pinned upstream build from `make tools`; the only stand-ins
 # are the workload kubelet (test/e2e/workload-kubelet.ts) and the
 # InferenceCluster CRD (upstream Modelplane's kind, reduced to what we read).
@@ -53,7 +59,9 @@ issue() { # NAME CN [O] [SANS] [EXTENDED_KEY_USAGE]
 	openssl_quiet x509 -req -in "$certs/$name.csr" -CA "$certs/ca.crt" -CAkey "$certs/ca.key" -CAcreateserial \
 		-days 30 -extfile "$certs/$name.ext" -out "$certs/$name.crt"
 }
-issue serving localhost "" "DNS:localhost,IP:127.0.0.1" serverAuth
+serving_sans="DNS:localhost,IP:127.0.0.1"
+[[ "$NODES" != 1 ]] || serving_sans+=",$(node_serving_sans)"
+issue serving localhost "" "$serving_sans" serverAuth
 issue admin admin system:masters "" clientAuth
 issue crossplane-client crossplane "" "DNS:crossplane.crossplane-system" clientAuth
 openssl_quiet genrsa -out "$certs/sa.key" 2048
@@ -88,8 +96,11 @@ apiserver() { # NAME PORT EXTRA_FLAGS...
 	kubeconfig "$name" "$port"
 }
 apiserver control-plane "$CONTROL_PLANE_PORT"
+workload_flags=()
+# shellcheck disable=SC2207 # the flags are words
+[[ "$NODES" != 1 ]] || workload_flags=($(node_apiserver_flags "$certs"))
 for i in "${!WORKLOAD_CLUSTERS[@]}"; do
-	apiserver "${WORKLOAD_CLUSTERS[$i]}" "${WORKLOAD_PORTS[$i]}"
+	apiserver "${WORKLOAD_CLUSTERS[$i]}" "${WORKLOAD_PORTS[$i]}" "${workload_flags[@]}"
 done
 for name in control-plane "${WORKLOAD_CLUSTERS[@]}"; do
 	wait_for "kube-apiserver $name" 180 kubectl_as "$name" get --raw /readyz
@@ -110,7 +121,8 @@ controller_manager() { # NAME CONTROLLERS
 		--root-ca-file "$certs/ca.crt" --service-account-private-key-file "$certs/sa.key"
 }
 controller_manager control-plane garbage-collector-controller,namespace-controller
-for name in "${WORKLOAD_CLUSTERS[@]}"; do
+# With nodes, each node runs its cluster's kube-controller-manager (node.sh), with every default controller.
+[[ "$NODES" == 1 ]] || for name in "${WORKLOAD_CLUSTERS[@]}"; do
 	# The controllers that act on what our functions compose there without
 	# pods: a finished Job's TTL, owner references, a claim's protection
 	# finalizer. No job, deployment or volume controllers: with no nodes they
@@ -172,9 +184,20 @@ for i in "${!FUNCTIONS[@]}"; do
 done
 
 step "our packages, built with crossplane xpkg build and pushed to a local registry (:$REGISTRY_PORT)"
-start registry "$CRANE" registry serve --address "127.0.0.1:$REGISTRY_PORT" --disk "$state/registry"
+registry_address="127.0.0.1:$REGISTRY_PORT"
+[[ "$NODES" != 1 ]] || registry_address=":$REGISTRY_PORT" # the nodes' containerds pull from it
+start registry "$CRANE" registry serve --address "$registry_address" --disk "$state/registry"
 wait_for "the registry" 30 port_taken "$REGISTRY_PORT"
 build_and_push_packages
+
+if [[ "$NODES" == 1 ]]; then
+	step "a real node for each workload cluster (node.sh): containerd $CONTAINERD_VERSION, kubelet, kube-proxy, scheduler, controllers, local-path-provisioner $LOCAL_PATH_PROVISIONER_VERSION"
+	export NODE_CERTS="$certs" NODE_REGISTRY_PORT="$REGISTRY_PORT"
+	bash "$here/node.sh" images
+	for i in "${!WORKLOAD_CLUSTERS[@]}"; do
+		NODE_API_PORT="${WORKLOAD_PORTS[$i]}" bash "$here/node.sh" up "${WORKLOAD_CLUSTERS[$i]}" "$i"
+	done
+fi
 
 step "the Configuration and the three Functions, installed by Crossplane from the registry"
 "$KUBECTL" apply -f "$repo/test/e2e/manifests/inferencecluster-crd.yaml" >/dev/null
