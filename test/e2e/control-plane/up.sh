@@ -82,25 +82,22 @@ start etcd "$ETCD" --name local --data-dir "$state/etcd" \
 wait_for "etcd" 60 curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
 
 step "kube-apiserver $KUBERNETES_VERSION: the control plane on :$CONTROL_PLANE_PORT, workload clusters ${WORKLOAD_CLUSTERS[*]}"
-apiserver() { # NAME PORT EXTRA_FLAGS...
-	local name="$1" port="$2"
-	shift 2
+apiserver() { # NAME PORT [--node]: --node, a workload cluster with a node (common.sh's node_apiserver_flags)
+	local name="$1" port="$2" access=(--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --authorization-mode RBAC)
+	# shellcheck disable=SC2207 # the flags are words
+	[[ "${3:-}" != --node ]] || access=($(node_apiserver_flags "$certs"))
 	start "apiserver-$name" "$KUBE_APISERVER" \
-		--etcd-servers "http://127.0.0.1:$ETCD_PORT" --etcd-prefix "/$name" \
-		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" \
+		--etcd-servers "http://127.0.0.1:$ETCD_PORT" --etcd-prefix "/$name" --secure-port "$port" "${access[@]}" \
 		--tls-cert-file "$certs/serving.crt" --tls-private-key-file "$certs/serving.key" \
-		--client-ca-file "$certs/ca.crt" --authorization-mode RBAC \
+		--client-ca-file "$certs/ca.crt" \
 		--service-account-issuer "https://kubernetes.default.svc" \
 		--service-account-key-file "$certs/sa.pub" --service-account-signing-key-file "$certs/sa.key" \
-		--service-cluster-ip-range 10.96.0.0/16 --allow-privileged=false "$@"
+		--service-cluster-ip-range 10.96.0.0/16 --allow-privileged=false
 	kubeconfig "$name" "$port"
 }
 apiserver control-plane "$CONTROL_PLANE_PORT"
-workload_flags=()
-# shellcheck disable=SC2207 # the flags are words
-[[ "$NODES" != 1 ]] || workload_flags=($(node_apiserver_flags "$certs"))
 for i in "${!WORKLOAD_CLUSTERS[@]}"; do
-	apiserver "${WORKLOAD_CLUSTERS[$i]}" "${WORKLOAD_PORTS[$i]}" "${workload_flags[@]}"
+	apiserver "${WORKLOAD_CLUSTERS[$i]}" "${WORKLOAD_PORTS[$i]}" "$([[ "$NODES" == 1 ]] && echo --node)"
 done
 for name in control-plane "${WORKLOAD_CLUSTERS[@]}"; do
 	wait_for "kube-apiserver $name" 180 kubectl_as "$name" get --raw /readyz
