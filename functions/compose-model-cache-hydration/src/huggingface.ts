@@ -278,8 +278,14 @@ export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token:
     const before = stage.previous.attempts;
     outcome.facts.attempts = before?.artifact === artifact ? before : { artifact, count: 0 };
     outcome.reason = 'AuthSecretMissing';
-    outcome.message = token.message;
-    outcome.warnings.push({ reason: 'AuthSecretMissing', message: token.message });
+    // A claim already there (staged before, or by upstream v0.3.1, whose flat copy is no hub-layout
+    // download) is downloaded into again: say that it is kept, and that only the token is missing.
+    const kept =
+      stage.observed(HF_KEYS.pvc) === undefined
+        ? ''
+        : `; PVC ${names.pvc} on ${cluster.name} is kept, and staging ${artifact} into it needs the token (a cache upgraded from upstream v0.3.1 downloads once more: docs/migration.md)`;
+    outcome.message = `${token.message}${kept}`;
+    outcome.warnings.push({ reason: 'AuthSecretMissing', message: outcome.message });
     return outcome;
   }
 

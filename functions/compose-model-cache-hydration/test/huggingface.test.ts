@@ -316,6 +316,16 @@ describe('upstream cases, ported to the child', () => {
     expect(results(rsp)).toEqual([]); // already Ready: no event
   });
 
+  it('a claim already there whose token is gone is kept, and the message says staging it needs the token', async () => {
+    const first = await firstPass(HF);
+    const rsp = await run(resolved({ xr: hydration(HF_AUTH), secret: null, observed: { pvc: observe(first['pvc']!, bound) } }));
+    expect(Object.keys(desiredResources(rsp))).toEqual(['pvc']);
+    const message = condition(rsp, 'ArtifactReady')?.message ?? '';
+    expect(condition(rsp, 'ArtifactReady')?.reason).toBe('AuthSecretMissing');
+    expect(message).toMatch(/^authSecret ml-team\/hf-token is missing or has no key 'HF_TOKEN'; PVC \S+ on cluster-a is kept/);
+    expect(message).toContain('docs/migration.md');
+  });
+
   it('authSecret unresolved requires it and returns early', async () => {
     const rsp = await run({ meta: { tag: 't' }, observed: { composite: hydration(HF_AUTH) } });
     expect(rsp.requirements?.resources).toEqual({

@@ -7,6 +7,10 @@ source "$repo/tools/versions.env"
 # names the newest versions and their tools.
 eval "$(bash "$repo/tools/build.sh" env | sed 's/^/export /')"
 state="${MODELPLANE_UP_DIR:-$repo/_output/up}"
+# The release the plane runs: this checkout, or another release's tree, built
+# (the upgrade test starts the plane on the release before it): its function
+# bundles and its packages are used instead of this checkout's.
+release="${MODELPLANE_UP_RELEASE:-$repo}"
 
 WORKLOAD_CLUSTERS=(cluster-a cluster-b cluster-c)
 FUNCTIONS=(compose-model-cache compose-model-cache-hydration compose-model-replica)
@@ -157,18 +161,34 @@ PACKAGE_VERSION="v$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$repo/package.json
 # The Configuration package (crossplane.yaml and package/, as make xpkg stages
 # it) and the three Function packages (their metadata, no runtime image: the
 # functions run here as processes), built and pushed to the local registry.
-build_and_push_packages() {
-	local pkg="$state/packages" fn
-	mkdir -p "$pkg/configuration"
-	cp "$repo/crossplane.yaml" "$pkg/configuration/" && cp -r "$repo/package" "$pkg/configuration/"
+build_and_push_packages() { # [VERSION]
+	local pkg="$state/packages" fn version="${1:-$PACKAGE_VERSION}"
+	rm -rf "$pkg/configuration" && mkdir -p "$pkg/configuration"
+	cp "$release/crossplane.yaml" "$pkg/configuration/" && cp -r "$release/package" "$pkg/configuration/"
 	"$CROSSPLANE" xpkg build --package-root "$pkg/configuration" --examples-root "$pkg/configuration/examples" \
 		--package-file "$pkg/modelplane-model-cache.xpkg" >/dev/null
 	"$CROSSPLANE" xpkg push -f "$pkg/modelplane-model-cache.xpkg" \
-		"127.0.0.1:$REGISTRY_PORT/$PACKAGE_PATH/modelplane-model-cache:$PACKAGE_VERSION" >/dev/null
+		"127.0.0.1:$REGISTRY_PORT/$PACKAGE_PATH/modelplane-model-cache:$version" >/dev/null
 	for fn in "${FUNCTIONS[@]}"; do
-		"$CROSSPLANE" xpkg build --package-root "$repo/functions/$fn/package" \
-			--examples-root "$repo/functions/$fn/package/examples" --package-file "$pkg/$fn.xpkg" >/dev/null
-		"$CROSSPLANE" xpkg push -f "$pkg/$fn.xpkg" "127.0.0.1:$REGISTRY_PORT/$PACKAGE_PATH/$fn:$PACKAGE_VERSION" >/dev/null
+		"$CROSSPLANE" xpkg build --package-root "$release/functions/$fn/package" \
+			--examples-root "$release/functions/$fn/package/examples" --package-file "$pkg/$fn.xpkg" >/dev/null
+		"$CROSSPLANE" xpkg push -f "$pkg/$fn.xpkg" "127.0.0.1:$REGISTRY_PORT/$PACKAGE_PATH/$fn:$version" >/dev/null
+	done
+}
+
+# start_functions: our three function servers, from the release's bundles,
+# over mutual TLS, with the Node flags and allocator settings its image sets
+# (functions/<name>/node-options and glibc-tunables).
+start_functions() {
+	local i
+	for i in "${!FUNCTIONS[@]}"; do
+		start "${FUNCTIONS[$i]}" env TLS_SERVER_CERTS_DIR="$state/function-server" \
+			NODE_OPTIONS="$(node "$release/scripts/node-options.mjs" "${FUNCTIONS[$i]}")" \
+			GLIBC_TUNABLES="$(node "$release/scripts/node-options.mjs" --glibc-tunables "${FUNCTIONS[$i]}")" \
+			node "$release/functions/${FUNCTIONS[$i]}/dist/main.js" --address "127.0.0.1:${FUNCTION_PORTS[$i]}"
+	done
+	for i in "${!FUNCTIONS[@]}"; do
+		wait_for "${FUNCTIONS[$i]} on :${FUNCTION_PORTS[$i]}" 60 port_taken "${FUNCTION_PORTS[$i]}"
 	done
 }
 
@@ -182,10 +202,16 @@ run_function() {
 	local name="$1" endpoint="$2" revision now
 	wait_for "the revision of Function $name" 60 \
 		"$KUBECTL" get functionrevisions -l "pkg.crossplane.io/package=$name" -o name
-	revision="$("$KUBECTL" get functionrevisions -l "pkg.crossplane.io/package=$name" -o jsonpath='{.items[0].metadata.name}')"
+	# The active revision (after an upgrade the package has two).
+	revision="$("$KUBECTL" get functionrevisions -l "pkg.crossplane.io/package=$name" \
+		-o jsonpath='{.items[?(@.spec.desiredState=="Active")].metadata.name}')"
+	[[ -n "$revision" && "$revision" != *" "* ]] || {
+		echo "Function $name has no one active revision: '$revision'" >&2
+		return 1
+	}
 	"$KUBECTL" -n crossplane-system create secret generic "$name-tls-server" \
 		--from-file=tls.crt="$state/function-server/tls.crt" --from-file=tls.key="$state/function-server/tls.key" \
-		--from-file=ca.crt="$state/function-server/ca.crt" >/dev/null
+		--from-file=ca.crt="$state/function-server/ca.crt" --dry-run=client -o yaml | "$KUBECTL" apply -f - >/dev/null
 	now="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	"$KUBECTL" patch functionrevision "$revision" --subresource status --type merge -p "{\"status\":{
 		\"endpoint\":\"$endpoint\",\"tlsServerSecretName\":\"$name-tls-server\",

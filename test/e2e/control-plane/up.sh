@@ -168,17 +168,7 @@ start provider-kubernetes env TLS_SERVER_CERTS_DIR="$state/provider-server" "$PR
 wait_for "provider-kubernetes" 120 curl -fsS "http://127.0.0.1:$PROVIDER_HEALTH_PORT/readyz"
 
 step "our three functions over mutual TLS"
-for i in "${!FUNCTIONS[@]}"; do
-	# With its Node flags and allocator settings as its image sets them
-	# (functions/<name>/node-options and glibc-tunables).
-	start "${FUNCTIONS[$i]}" env TLS_SERVER_CERTS_DIR="$state/function-server" \
-		NODE_OPTIONS="$(node "$repo/scripts/node-options.mjs" "${FUNCTIONS[$i]}")" \
-		GLIBC_TUNABLES="$(node "$repo/scripts/node-options.mjs" --glibc-tunables "${FUNCTIONS[$i]}")" \
-		node "$repo/functions/${FUNCTIONS[$i]}/dist/main.js" --address "127.0.0.1:${FUNCTION_PORTS[$i]}"
-done
-for i in "${!FUNCTIONS[@]}"; do
-	wait_for "${FUNCTIONS[$i]} on :${FUNCTION_PORTS[$i]}" 60 port_taken "${FUNCTION_PORTS[$i]}"
-done
+start_functions
 
 step "our packages, built with crossplane xpkg build and pushed to a local registry (:$REGISTRY_PORT)"
 registry_address="127.0.0.1:$REGISTRY_PORT"

@@ -136,7 +136,7 @@ export const RETAINED_RECEIVE_BYTES = 16 * 1024 * 1024;
  * request at N = 1,000, on gRPC-js's server (p50; peak RSS, calls one at a
  * time): 64 KiB 57-62 ms, 148-157 MB; 256 KiB 49-50 ms, 166 MB; 1 MiB
  * 43-45 ms, 173-201 MB; 16 MiB (where Go's gRPC grows its own windows)
- * 50 ms, 201 MB (BENCHMARKS.md, "What one run does not show"). A wider window
+ * 50 ms, 201 MB (docs/design/benchmark-history.md, "The transport"). A wider window
  * lets more of a request arrive at once; 256 KiB takes most of the speed for
  * little of that memory.
  */
