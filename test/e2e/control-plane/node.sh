@@ -12,8 +12,8 @@
 #   node.sh images            the node's images (pause, busybox), made offline, pushed to the registry
 #   node.sh up NAME INDEX     start NAME's node (INDEX 0..9 picks its addresses)
 #   node.sh down NAME INDEX   stop it: pods, containers, mounts, netns, cgroups, processes
-#   node.sh restart NAME INDEX kubelet|containerd   stop one and start it again, as a
-#                             node's own restart does: the pods' containers keep running
+#   node.sh restart NAME INDEX kubelet|containerd   stop one; its supervisor starts it
+#                             again 2 s later, as systemd does: the pods run on
 #
 # Each node has a network namespace of its own, joined to the host by a veth
 # pair, so that three kube-proxies (whose iptables chains have fixed names)
@@ -103,17 +103,22 @@ setup_node_vars() {
 	ctr=("$CONTAINERD_BIN/ctr" --address "$sock" --namespace k8s.io)
 }
 
-# nstart COMPONENT [--in-node] COMMAND...: in its own session, logged to
-# logs/NAME-COMPONENT.log; --in-node runs it in the node's network namespace.
+# nstart COMPONENT [--daemon] COMMAND...: in its own session (its pid is its
+# process group), logged to logs/NAME-COMPONENT.log. --daemon: one of the
+# node's own daemons (containerd, the kubelet, kube-proxy), run in the node's
+# network namespace and started again 2 s after it exits, as systemd does on
+# a real node (Restart=always): a kubelet that starts while containerd is
+# down exits, and comes back.
 nstart() {
 	local component="$1"
 	shift
-	local prefix=()
-	if [[ "$1" == --in-node ]]; then
-		prefix=(nsenter "--net=/run/netns/$netns" --)
+	if [[ "$1" == --daemon ]]; then
 		shift
+		setsid bash -c 'while :; do "$@"; echo "[node.sh] exited with $?; starting again in 2 s"; sleep 2; done' \
+			"$component" nsenter "--net=/run/netns/$netns" -- "$@" >>"$state/logs/$name-$component.log" 2>&1 </dev/null &
+	else
+		setsid "$@" >>"$state/logs/$name-$component.log" 2>&1 </dev/null &
 	fi
-	setsid "${prefix[@]}" "$@" >"$state/logs/$name-$component.log" 2>&1 </dev/null &
 	echo "$! $component" >>"$dir/pids"
 }
 
@@ -134,7 +139,8 @@ nwait() { # WHAT SECONDS COMMAND...
 	shift 2
 	until "$@" >/dev/null 2>&1; do
 		if ((SECONDS >= deadline)); then
-			node_say "$what: not within $2 s"
+			node_say "$what: not within $2 s; the end of $state/logs/$name-kubelet.log:"
+			tail -n 10 "$state/logs/$name-kubelet.log" >&2
 			return 1
 		fi
 		node_alive
@@ -283,8 +289,8 @@ TOML
   {"type": "portmap", "capabilities": {"portMappings": true}}]}
 JSON
 	# containerd finds its shim on PATH.
-	nstart containerd --in-node env PATH="$CONTAINERD_BIN:$PATH" "$CONTAINERD_BIN/containerd" --config "$c/config.toml"
-	nwait "containerd" 60 "${ctr[@]}" version
+	nstart containerd --daemon env PATH="$CONTAINERD_BIN:$PATH" "$CONTAINERD_BIN/containerd" --config "$c/config.toml"
+	nwait "containerd" 60 containerd_up
 }
 
 # The kubelet's cgroupRoot in every cgroup v1 hierarchy (cpuset's with its
@@ -326,7 +332,7 @@ evictionHard: {memory.available: 100Mi, nodefs.available: 2%, imagefs.available:
 imageGCHighThresholdPercent: 99
 imageGCLowThresholdPercent: 98
 YAML
-	nstart kubelet --in-node "$KUBELET" --config "$dir/kubelet-config.yaml" --kubeconfig "$dir/kubelet.kubeconfig" \
+	nstart kubelet --daemon "$KUBELET" --config "$dir/kubelet-config.yaml" --kubeconfig "$dir/kubelet.kubeconfig" \
 		--root-dir "$dir/kubelet" --cert-dir "$dir/kubelet/pki" --hostname-override "$node" --node-ip "$node_ip" -v 1
 }
 
@@ -343,7 +349,7 @@ metricsBindAddress: 127.0.0.1:10249
 # The namespace's conntrack table is the kernel's: leave its sizes alone.
 conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 YAML
-	nstart kube-proxy --in-node "$KUBE_PROXY" --config "$dir/kube-proxy-config.yaml"
+	nstart kube-proxy --daemon "$KUBE_PROXY" --config "$dir/kube-proxy-config.yaml"
 }
 
 node_control() {
@@ -420,6 +426,9 @@ YAML
 		--configmap-name local-path-config --helper-image "$BUSYBOX_IMAGE"
 }
 
+containerd_up() { "${ctr[@]}" version; }
+kubelet_up() { nsenter "--net=/run/netns/$netns" -- curl -fsS http://127.0.0.1:10248/healthz; }
+
 node_ready() {
 	[[ "$(k get node "$node" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" == True ]]
 }
@@ -475,7 +484,9 @@ down() {
 		[[ -z "$pid" ]] || stop_pid "$pid"
 	fi
 	# Shims left behind (containerd stopped first, or killed): theirs, by pid.
-	for pid in $(pgrep -f -- "containerd-shim-runc-v2 .*-address $sock( |$)" || true); do stop_pid "$pid"; done
+	for pid in $(pgrep -f -- "containerd-shim-runc-v2 .*-address $sock( |$)" || true); do
+		kill -KILL "$pid" 2>/dev/null || true
+	done
 	# Sandboxes' network namespaces, volumes, rootfs overlays: deepest first.
 	grep -o " $dir/[^ ]*" /proc/mounts | sort -ru | while read -r mount; do
 		umount "$mount" 2>/dev/null || umount -l "$mount" 2>/dev/null || true
@@ -491,30 +502,34 @@ down() {
 	node_say "down"
 }
 
+# The daemon stops (SIGTERM, as systemctl restart sends) and its supervisor
+# starts it again 2 s later; the pods' containers run on (their shims are
+# their own). Done when it answers again and the node is Ready.
 restart() {
-	local component="$1" pid
-	pid="$(awk -v c="$component" '$2 == c {print $1}' "$dir/pids")"
-	[[ -n "$pid" ]] || { node_say "no $component on this node"; return 1; }
-	stop_pid "$pid"
-	grep -v " $component\$" "$dir/pids" >"$dir/pids.new" && mv "$dir/pids.new" "$dir/pids"
-	node_say "$component stopped ($pid); starting it again"
-	case "$component" in
-	kubelet) node_kubelet ;;
-	containerd) node_containerd ;;
-	esac
+	local component="$1" supervisor pid
+	supervisor="$(awk -v c="$component" '$2 == c {print $1}' "$dir/pids")"
+	pid="$(pgrep -P "$supervisor" | head -n 1)"
+	[[ -n "$pid" ]] || { node_say "no $component running on this node"; return 1; }
+	kill -TERM "$pid"
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+	node_say "$component stopped ($pid); its supervisor starts it again in 2 s"
+	sleep 2
+	nwait "$component answering" 60 "${component}_up"
 	nwait "node $node Ready" 120 node_ready
-	node_say "$component restarted"
+	node_say "$component restarted ($(pgrep -P "$supervisor" | head -n 1))"
 }
 
+# stop_pid PID: its process group (a daemon's supervisor and the daemon),
+# TERM then KILL after 5 s.
 stop_pid() {
 	local pid="$1"
 	kill -0 "$pid" 2>/dev/null || return 0
-	kill -TERM "$pid" 2>/dev/null || true
+	kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
 	for _ in $(seq 1 50); do
 		kill -0 "$pid" 2>/dev/null || return 0
 		sleep 0.1
 	done
-	kill -KILL "$pid" 2>/dev/null || true
+	kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
 }
 
 case "${1:-}" in
@@ -531,7 +546,7 @@ restart)
 	restart "$4"
 	;;
 *)
-	sed -n '/^#   node.sh images/,/^#                             node/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	sed -n '/^#   node.sh images/,/^#                             again/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 	;;
 esac
