@@ -367,6 +367,16 @@ build_etcd() {
 	cd .. && rm -rf src
 }
 
+# The hydration image's base (Debian's Python and the pinned huggingface_hub,
+# images/hydration/build.sh): debootstrap needs root, so only as root.
+hydration_base() {
+	if ((EUID != 0)) || ! command -v debootstrap >/dev/null; then
+		log "hydration-base: needs root and debootstrap; not built (MODELPLANE_UP_NODES=1 builds it)"
+		return
+	fi
+	SAY_AS=tools bash "$here/../images/hydration/build.sh" --base
+}
+
 print_env() {
 	cat <<ENV
 TOOLS_CACHE=$cache
@@ -409,6 +419,7 @@ case "${1:-all}" in
 env) print_env ;;
 test) build_for_test ;;
 node-packages) node_debian_packages ;;
+hydration-base) hydration_base ;;
 node | crossplane | provider-kubernetes | kubernetes | etcd | crane | kubernetes-node | containerd | cni-plugins | local-path-provisioner)
 	fn="build_${1//-/_}" dir_var="${1//-/_}_dir"
 	[[ "$1" == provider-kubernetes ]] && dir_var=provider_dir
@@ -431,10 +442,11 @@ all)
 	build cni-plugins "$cni_plugins_dir" build_cni_plugins
 	build local-path-provisioner "$local_path_provisioner_dir" build_local_path_provisioner
 	node_debian_packages
+	hydration_base
 	log "all tools ready in $((SECONDS - total)) s"
 	;;
 *)
-	echo "usage: tools/build.sh [all|test|env|node|crossplane|provider-kubernetes|kubernetes|etcd|crane|kubernetes-node|containerd|cni-plugins|local-path-provisioner|node-packages]" >&2
+	echo "usage: tools/build.sh [all|test|env|node|crossplane|provider-kubernetes|kubernetes|etcd|crane|kubernetes-node|containerd|cni-plugins|local-path-provisioner|node-packages|hydration-base]" >&2
 	exit 2
 	;;
 esac

@@ -9,7 +9,10 @@
 #   3. a ReadWriteMany claim binds by itself (local-path-provisioner), a Job
 #      writes a file on it and completes, a second pod reads the file, and
 #      the host sees it under the node's volumes/;
-#   4. an image volume: the busybox image mounted read-only in a pod.
+#   4. an image volume: the busybox image mounted read-only in a pod;
+#   5. the Modelplane hydration image (images/hydration/), pushed under the
+#      name the compositions use, runs: its huggingface_hub is the pinned one,
+#      and hydrate.py is where the Job runs it.
 #
 #   node-check.sh [run]    all of the above, then stop everything (KEEP=1: leave it up)
 #   node-check.sh down     stop what a KEEP=1 run left
@@ -119,6 +122,7 @@ run() {
 	tar -C "$state/kubectl-image" --sort=name --mtime=@0 --owner=0 --group=0 -cf "$state/kubectl.tar" .
 	"$CRANE" append -b "127.0.0.1:$CHECK_REGISTRY_PORT/docker.io/library/busybox:1.35.0" -f "$state/kubectl.tar" \
 		-t "127.0.0.1:$CHECK_REGISTRY_PORT/registry.k8s.io/kubectl:$KUBERNETES_VERSION" >/dev/null 2>&1
+	bash "$repo/images/hydration/build.sh" "127.0.0.1:$CHECK_REGISTRY_PORT"
 	for ((i = 0; i < COUNT; i++)); do
 		NAME="${CHECK_CLUSTERS[$i]}"
 		check
@@ -245,6 +249,26 @@ spec:
 YAML
 	wait_for "pod image-volume Succeeded" 120 phase_is image-volume Succeeded
 	say "$NAME 4. pod image-volume Succeeded in $((SECONDS - t0)) s: $(k logs image-volume)"
+
+	# 5. The hydration image, by the name the compositions give it.
+	local image hub
+	image="$(sed -n "s/^export const HYDRATION_IMAGE = '\(.*\)';/\1/p" "$repo/functions/lib/src/constants.ts")"
+	hub="$(sed -n "s/^export const HUGGINGFACE_HUB_VERSION = '\(.*\)';/\1/p" "$repo/functions/compose-model-cache-hydration/src/huggingface.ts")"
+	t0=$SECONDS
+	k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: hydration-image}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: $image
+    command: [sh, -c, 'python3 -c "import huggingface_hub; print(huggingface_hub.__version__)" && python3 /opt/modelplane/hydrate.py --help >/dev/null && echo script']
+YAML
+	wait_for "pod hydration-image Succeeded" 120 phase_is hydration-image Succeeded
+	say "$NAME 5. pod hydration-image ($image) Succeeded in $((SECONDS - t0)) s: huggingface_hub $(k logs hydration-image | head -n 1)"
+	[[ "$(k logs hydration-image | tr '\n' ' ')" == "$hub script " ]]
 }
 
 case "${1:-run}" in

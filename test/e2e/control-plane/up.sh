@@ -181,6 +181,8 @@ if [[ "$NODES" == 1 ]]; then
 	step "a real node for each workload cluster (node.sh): containerd $CONTAINERD_VERSION, kubelet, kube-proxy, scheduler, controllers, local-path-provisioner $LOCAL_PATH_PROVISIONER_VERSION"
 	export NODE_CERTS="$certs" NODE_REGISTRY_PORT="$REGISTRY_PORT"
 	bash "$here/node.sh" images
+	# The hydration Jobs' default image, as the compositions name it.
+	bash "$repo/images/hydration/build.sh" "127.0.0.1:$REGISTRY_PORT"
 	for i in "${!WORKLOAD_CLUSTERS[@]}"; do
 		NODE_API_PORT="${WORKLOAD_PORTS[$i]}" bash "$here/node.sh" up "${WORKLOAD_CLUSTERS[$i]}" "$i"
 	done
