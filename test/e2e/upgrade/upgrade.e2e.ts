@@ -48,6 +48,11 @@ const cache = (): JsonObject | undefined => getObject('control-plane', 'modelcac
 const replica = (): JsonObject | undefined => getObject('control-plane', 'modelreplica', REPLICA, NAMESPACE);
 const hydrations = (): JsonObject[] => list('control-plane', 'modelcachehydrations', NAMESPACE, `modelplane.ai/modelcache=${CACHE}`);
 const clusterOf = (hydration: JsonObject): string => getString(hydration, 'metadata', 'labels', 'modelplane.ai/cluster') ?? '';
+/** The kind and name of the XR that composes an object: its controller reference (the composite label names the root XR). */
+function controllerOf(object: JsonObject): string {
+  const owner = asArray(getIn(object, 'metadata', 'ownerReferences')).find((ref) => isObject(ref) && ref['controller'] === true);
+  return isObject(owner) ? `${getString(owner, 'kind') ?? ''}/${getString(owner, 'name') ?? ''}` : '';
+}
 
 /** The one PVC our functions composed on a cluster for this cache (whatever the release named it). */
 function pvcOn(cluster: (typeof CLUSTERS)[number]): { name: string; uid: string } | undefined {
@@ -76,7 +81,10 @@ describe.runIf(PHASE === 'before')('before the upgrade: the release without shar
         metadata: { name: cluster, labels: { 'modelplane.ai/tier': 'upgrade' } },
         spec: {},
       });
-      setInferenceClusterStatus(cluster, { providerConfigRef: { name: cluster }, cache: { storageClassName: 'modelplane-rwx', imageVolumes: true } });
+      setInferenceClusterStatus(cluster, {
+        providerConfigRef: { name: cluster },
+        cache: { storageClassName: 'modelplane-rwx', imageVolumes: true },
+      });
     }
     apply('control-plane', {
       apiVersion: 'v1',
@@ -96,16 +104,19 @@ describe.runIf(PHASE === 'before')('before the upgrade: the release without shar
     });
     await eventually('two ModelCacheHydrations', () => hydrations().length === 2);
     // The old layout: the ModelCache composes its hydrations itself.
-    for (const hydration of hydrations()) {
-      expect(getString(hydration, 'metadata', 'labels', 'crossplane.io/composite')).toBe(CACHE);
-    }
+    for (const hydration of hydrations()) expect(controllerOf(hydration)).toBe(`ModelCache/${CACHE}`);
     for (const cluster of CLUSTERS) {
-      await eventually(`the claim and Job on ${cluster}`, () => pvcOn(cluster) !== undefined && list(cluster, 'jobs', REMOTE_NAMESPACE).length === 1);
+      await eventually(
+        `the claim and Job on ${cluster}`,
+        () => pvcOn(cluster) !== undefined && list(cluster, 'jobs', REMOTE_NAMESPACE).length === 1,
+      );
       kubelet(cluster, 'bind-claims');
     }
     for (const cluster of CLUSTERS) {
       const job = getString(list(cluster, 'jobs', REMOTE_NAMESPACE)[0], 'metadata', 'name') ?? '';
-      await eventually(`${cluster} Hydrating`, () => hydrations().some((h) => clusterOf(h) === cluster && reasonOf(h, 'ArtifactReady') === 'Hydrating'));
+      await eventually(`${cluster} Hydrating`, () =>
+        hydrations().some((h) => clusterOf(h) === cluster && reasonOf(h, 'ArtifactReady') === 'Hydrating'),
+      );
       kubelet(cluster, 'complete-job', job);
     }
     await eventually('the ModelCache Ready on both clusters', () => reasonOf(cache(), 'ArtifactReady') === 'Staged', {
@@ -119,7 +130,7 @@ describe.runIf(PHASE === 'before')('before the upgrade: the release without shar
     const before: Before = {
       pvcs: Object.fromEntries(CLUSTERS.map((cluster) => [cluster, pvcOn(cluster)!])),
       deployment: deploymentNow()!,
-      hydrations: Object.fromEntries(hydrations().map((h) => [clusterOf(h), getString(h, 'metadata', 'uid') ?? ''])),
+      hydrations: Object.fromEntries(hydrations().map((h) => [clusterOf(h), getString(h, 'metadata', 'name') ?? ''])),
     };
     writeFileSync(RECORD, JSON.stringify(before, null, 2));
   });
@@ -130,19 +141,28 @@ describe.runIf(PHASE === 'after')('after the upgrade: the same cache, handed ove
 
   it('composes a shard that takes the hydrations over, and reports Ready on both clusters', async () => {
     const shard = await eventually('the ModelCache composing its shard', () =>
-      list('control-plane', 'modelcacheshards', NAMESPACE).find((s) => getString(s, 'metadata', 'labels', 'crossplane.io/composite') === CACHE),
+      list('control-plane', 'modelcacheshards', NAMESPACE).find((s) => controllerOf(s) === `ModelCache/${CACHE}`),
     );
     expect(getString(shard, 'metadata', 'name')).toBeTruthy();
-    // Handed over: each hydration now the shard's, the same object (uid) as before.
+    // Handed over: each hydration now the shard's; meanwhile the replica stays Accepted and the
+    // cache's entries Ready (what a replica reads never leaves Ready).
+    const lapses: string[] = [];
     await eventually(
       'every hydration composed by the shard',
       () => {
+        const accepted = reasonOf(replica(), 'ModelAccepted');
+        if (accepted !== 'Accepted') lapses.push(`replica ${accepted ?? 'without ModelAccepted'}`);
+        const ready = getIn(cache(), 'status', 'summary', 'ready');
+        if (ready !== '2/2') lapses.push(`cache ready ${String(ready)}`);
         const found = hydrations();
-        return found.length === 2 && found.every((h) => getString(h, 'metadata', 'labels', 'crossplane.io/composite') === getString(shard, 'metadata', 'name'));
+        return found.length === 2 && found.every((h) => controllerOf(h) === `ModelCacheShard/${getString(shard, 'metadata', 'name')}`);
       },
-      { timeoutMs: 240_000, describe: () => JSON.stringify(hydrations().map((h) => getIn(h, 'metadata', 'labels'))) },
+      { timeoutMs: 240_000, describe: () => JSON.stringify(hydrations().map(controllerOf)) },
     );
-    for (const hydration of hydrations()) expect(getString(hydration, 'metadata', 'uid')).toBe(before().hydrations[clusterOf(hydration)]);
+    expect(lapses).toEqual([]);
+    // The same names: a hydration changes parent by being released (its remote objects kept) and
+    // composed again by the shard under its name, so its uid is new.
+    expect(Object.fromEntries(hydrations().map((h) => [clusterOf(h), getString(h, 'metadata', 'name')]))).toEqual(before().hydrations);
     const ready = await eventually('the ModelCache Ready with both clusters after the hand-over', () => {
       const found = cache();
       return reasonOf(found, 'ArtifactReady') === 'Staged' && getIn(found, 'status', 'summary', 'ready') === '2/2' ? found : undefined;
@@ -163,8 +183,9 @@ describe.runIf(PHASE === 'after')('after the upgrade: the same cache, handed ove
     await eventually(
       'the XRs and every remote object gone',
       () =>
-        ['modelreplicas', 'modelcaches', 'modelcacheshards', 'modelcachehydrations'].every((kind) => list('control-plane', kind, NAMESPACE).length === 0) &&
-        CLUSTERS.every((cluster) => list(cluster, 'pvc', REMOTE_NAMESPACE).length === 0),
+        ['modelreplicas', 'modelcaches', 'modelcacheshards', 'modelcachehydrations'].every(
+          (kind) => list('control-plane', kind, NAMESPACE).length === 0,
+        ) && CLUSTERS.every((cluster) => list(cluster, 'pvc', REMOTE_NAMESPACE).length === 0),
       { timeoutMs: 240_000 },
     );
   });
