@@ -32,7 +32,7 @@ endif
 export MODELPLANE_CROSSPLANE := $(CROSSPLANE)
 unexport CROSSPLANE
 
-.PHONY: help node versions demo demo-test test-cli install build lint format typecheck unit test soak run clean render-tools render render-check render-update images xpkg docs bench tools tools-test up down e2e e2e-upgrade hf-venv embed embed-check
+.PHONY: help node versions demo demo-test test-cli install build lint format typecheck unit test soak run clean render-tools render render-check render-update images xpkg docs bench tools tools-test up down node-check e2e e2e-upgrade hf-venv embed embed-check
 
 help: ## List the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -202,6 +202,13 @@ demo-test: ## Run `make demo` from a fresh clone of HEAD, as a newcomer would, c
 
 down: ## Stop the local control plane and remove its state
 	@bash test/e2e/control-plane/down.sh
+
+# One real node (test/e2e/control-plane/node.sh) on a throwaway API server of
+# its own (ports 176xx, apart from the plane's): a pod, a pod reaching its API
+# server through the kubernetes Service, a ReadWriteMany claim a Job writes and
+# a pod reads, an image volume; then everything stopped. Root. CLUSTERS=3: three.
+node-check: tools ## Run one real node on a throwaway API server and check pods, claims, Jobs, image volumes (root)
+	@bash test/e2e/control-plane/node-check.sh
 
 # The lifecycle and the walkthrough on a fresh local control plane, asserted on
 # what its API servers hold; it stops the plane at the end (keeping the logs if

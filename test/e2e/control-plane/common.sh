@@ -29,6 +29,25 @@ PROVIDER_HEALTH_PORT=18081
 # Not 9443 to 9445: those are `make run`'s, and 9443 is the provider's webhook.
 FUNCTION_PORTS=(19443 19444 19445)
 REGISTRY_PORT=15000
+# A real node per workload cluster (MODELPLANE_UP_NODES=1, node.sh): each in
+# a network namespace of its own, where the host is NODE_PLANE_ADDRESS (the
+# API servers, the registry, anything the plane serves to pods).
+NODES="${MODELPLANE_UP_NODES:-0}"
+NODE_PLANE_ADDRESS=10.209.255.1
+
+# What a workload API server needs for a node of its own: its certificate
+# valid for the pods' names of it (the kubernetes Service, the plane's
+# address), listening where the node's namespace reaches it, advertised there
+# (the kubernetes Service's endpoint), the kubelet authorised as a node, and a
+# client certificate for the kubelet (logs, exec). CERTS: ca.crt, admin.crt/key.
+node_serving_sans() {
+	echo "IP:$NODE_PLANE_ADDRESS,IP:10.96.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+}
+node_apiserver_flags() { # CERTS
+	echo --bind-address 0.0.0.0 --advertise-address "$NODE_PLANE_ADDRESS" --authorization-mode Node,RBAC \
+		--enable-admission-plugins NodeRestriction --kubelet-preferred-address-types InternalIP \
+		--kubelet-client-certificate "$1/admin.crt" --kubelet-client-key "$1/admin.key"
+}
 ALL_PORTS=("$ETCD_PORT" "$ETCD_PEER_PORT" "$CONTROL_PLANE_PORT" "${WORKLOAD_PORTS[@]}" "$CROSSPLANE_WEBHOOK_PORT"
 	"$CROSSPLANE_METRICS_PORT" "$CROSSPLANE_HEALTH_PORT" "$PROVIDER_WEBHOOK_PORT" "$PROVIDER_METRICS_PORT"
 	"$PROVIDER_HEALTH_PORT" "${FUNCTION_PORTS[@]}" "$REGISTRY_PORT")
