@@ -48,7 +48,7 @@ import {
   type FunctionCalls,
   type Rate,
 } from './measure.js';
-import { StandIn } from './standin.js';
+import { StandIn, jobFinished } from './standin.js';
 
 export const CROSSPLANE_METRICS = 'http://127.0.0.1:17080/metrics';
 export const FUNCTIONS = ['compose-model-cache', 'compose-model-cache-hydration', 'compose-model-replica'] as const;
@@ -152,7 +152,8 @@ export interface FleetResult {
   circuitLog: { lines: number; first: string[] };
   largest: Record<string, Largest>;
   functions: Record<string, FunctionCalls>;
-  delete: { seconds?: number; left?: string; reappeared: boolean };
+  /** Delete → gone; finished Jobs left to the TTL controller (ttlSecondsAfterFinished) are counted apart, not as left. */
+  delete: { seconds?: number; left?: string; jobsLeftToTtl: number; reappeared: boolean };
   standIn: { claimsBound: number; jobsCompleted: number; errors: number; lastError: string };
 }
 
@@ -204,10 +205,16 @@ function logSince(file: string, offset: number): string {
 
 const text = (value: unknown): string => (typeof value === 'string' || typeof value === 'number' ? String(value) : '');
 const nameOf = (o: Json): string => text((o['metadata'] as Json | undefined)?.['name']);
-const labelOf = (o: Json, label: string): string | undefined => {
-  const labels = (o['metadata'] as Json | undefined)?.['labels'];
-  return isObject(labels) && typeof labels[label] === 'string' ? labels[label] : undefined;
-};
+/**
+ * The composite that controls a composed resource: its controller reference.
+ * (Its `crossplane.io/composite` label names the root of the tree, the
+ * ModelCache, for every level below it.)
+ */
+function ownerOf(o: Json): string | undefined {
+  const refs = (o['metadata'] as Json | undefined)?.['ownerReferences'];
+  const controller: unknown = Array.isArray(refs) ? refs.find((ref) => isObject(ref) && ref['controller'] === true) : undefined;
+  return isObject(controller) && typeof controller['name'] === 'string' ? controller['name'] : undefined;
+}
 const condition = (o: Json | undefined, type: string): Json | undefined => {
   const conditions = (o?.['status'] as Json | undefined)?.['conditions'];
   return Array.isArray(conditions) ? (conditions.find((c) => isObject(c) && c['type'] === type) as Json | undefined) : undefined;
@@ -251,8 +258,13 @@ export async function tearDown(plane: Plane, rig: Rig): Promise<void> {
   });
 }
 
-/** What of the cache is left: the control plane's XRs and Objects, and its claims, Jobs and Secrets on the workload servers. */
-async function leftOf(plane: Plane, rig: Rig): Promise<string | undefined> {
+/**
+ * What of the cache is left: the control plane's XRs and Objects, and its
+ * claims, Jobs and Secrets on the workload servers; and how many finished
+ * Jobs wait there for their TTL (the hydration lets a finished Job go to the
+ * TTL controller by design: not counted as left).
+ */
+async function leftOf(plane: Plane, rig: Rig): Promise<{ left: string | undefined; leftToTtl: number }> {
   const ns = rig.namespace;
   const count = async (kube: Kube, path: string, query: Record<string, string> = {}): Promise<number> =>
     (await listAll(kube, path, query, 500, METADATA_ONLY)).length;
@@ -266,15 +278,25 @@ async function leftOf(plane: Plane, rig: Rig): Promise<string | undefined> {
   if (hydrations) left.push(`${hydrations} hydrations`);
   if (objects) left.push(`${objects} Objects`);
   const namespaces = new Set(rig.clusters.map((c) => c.remoteNamespace));
+  let leftToTtl = 0;
   for (const [server, kube] of plane.workloads) {
     for (const plural of ['persistentvolumeclaims', 'jobs', 'secrets']) {
-      const path = plural === 'jobs' ? '/apis/batch/v1/jobs' : `/api/v1/${plural}`;
-      const items = await listAll(kube, path, { labelSelector: `${LABEL_MODELCACHE}=${rig.cache}` }, 500, METADATA_ONLY);
-      const ours = items.filter((o) => namespaces.has(text((o['metadata'] as Json | undefined)?.['namespace'])));
+      const jobs = plural === 'jobs';
+      const path = jobs ? '/apis/batch/v1/jobs' : `/api/v1/${plural}`;
+      const query = { labelSelector: `${LABEL_MODELCACHE}=${rig.cache}` };
+      const items = await listAll(kube, path, query, 500, jobs ? undefined : METADATA_ONLY);
+      let ours = items.filter((o) => namespaces.has(text((o['metadata'] as Json | undefined)?.['namespace'])));
+      if (jobs) {
+        const toTtl = ours.filter(
+          (job) => jobFinished(job) && typeof (job['spec'] as Json | undefined)?.['ttlSecondsAfterFinished'] === 'number',
+        );
+        leftToTtl += toTtl.length;
+        ours = ours.filter((job) => !toTtl.includes(job));
+      }
       if (ours.length) left.push(`${ours.length} ${plural} on ${server}`);
     }
   }
-  return left.length ? left.join(', ') : undefined;
+  return { left: left.length ? left.join(', ') : undefined, leftToTtl };
 }
 
 export async function runFleet(plane: Plane, options: FleetOptions): Promise<FleetResult> {
@@ -304,30 +326,30 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
   let cache: Json | undefined;
   let progress = '';
   const deadline = t0 + options.convergeTimeoutSeconds * 1000;
+  let hydrationsSeen = 0;
+  let objectsSeen = 0;
+  let clustersWithObjects = 0;
   while (tReady === undefined && Date.now() < deadline) {
     if (tHydrations === undefined) {
-      const found = await listAll(
-        plane.control,
-        collectionPath(API, 'modelcachehydrations', ns),
-        { labelSelector: hydrationSelector(rig) },
-        500,
-        METADATA_ONLY,
-      );
-      if (found.filter((h) => hydrationNames.has(nameOf(h))).length === n) tHydrations = Date.now();
-      progress = `${found.length}/${n} hydrations`;
+      const selector = { labelSelector: hydrationSelector(rig) };
+      const found = await listAll(plane.control, collectionPath(API, 'modelcachehydrations', ns), selector, 500, METADATA_ONLY);
+      hydrationsSeen = found.filter((h) => hydrationNames.has(nameOf(h))).length;
+      if (hydrationsSeen === n) tHydrations = Date.now();
     }
     if (tObjects === undefined) {
-      for (const object of await listAll(plane.control, collectionPath(OBJECTS, 'objects', ns), {}, 500, METADATA_ONLY)) {
-        const owner = labelOf(object, 'crossplane.io/composite');
+      const objects = await listAll(plane.control, collectionPath(OBJECTS, 'objects', ns), {}, 500, METADATA_ONLY);
+      objectsSeen = objects.length;
+      for (const object of objects) {
+        const owner = ownerOf(object);
         if (owner === undefined || !hydrationNames.has(owner)) continue;
         const seen = seenObjects.get(owner) ?? new Set<string>();
         seen.add(nameOf(object));
         seenObjects.set(owner, seen);
       }
-      const complete = [...hydrationNames].filter((h) => (seenObjects.get(h)?.size ?? 0) >= perCluster).length;
-      if (complete === n) tObjects = Date.now();
-      progress += `, ${complete}/${n} clusters with their ${perCluster} Objects`;
+      clustersWithObjects = [...hydrationNames].filter((h) => (seenObjects.get(h)?.size ?? 0) >= perCluster).length;
+      if (clustersWithObjects === n) tObjects = Date.now();
     }
+    progress = `${hydrationsSeen}/${n} hydrations, ${clustersWithObjects}/${n} clusters with their ${perCluster} Objects (${objectsSeen} listed)`;
     cache = await getOrUndefined(plane.control, `${collectionPath(API, 'modelcaches', ns)}/${rig.cache}`);
     const summary = ((cache?.['status'] as Json | undefined)?.['summary'] as Json | undefined) ?? {};
     const ready = condition(cache, 'Ready')?.['status'] === 'True' && summary['ready'] === `${n}/${n}`;
@@ -398,9 +420,10 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
   const tDelete = Date.now();
   await deleteObject(plane.control, `${collectionPath(API, 'modelcaches', ns)}/${rig.cache}`);
   let left: string | undefined = 'not checked';
+  let jobsLeftToTtl = 0;
   let tGone: number | undefined;
   while (Date.now() < tDelete + options.goneTimeoutSeconds * 1000) {
-    left = await leftOf(plane, rig);
+    ({ left, leftToTtl: jobsLeftToTtl } = await leftOf(plane, rig));
     if (left === undefined) {
       tGone = Date.now();
       break;
@@ -415,7 +438,7 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
   let reappeared = false;
   if (tGone !== undefined) {
     await sleep(Math.min(20_000, options.pollMs * 4));
-    const again = await leftOf(plane, rig);
+    const again = (await leftOf(plane, rig)).left;
     reappeared = again !== undefined;
     if (again) log(`after the delete, reappeared: ${again}`);
   }
@@ -440,7 +463,7 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
     circuitLog: { lines: crossplaneLog.length, first: crossplaneLog.slice(0, 3).map((line) => line.slice(0, 300)) },
     largest,
     functions,
-    delete: { seconds: seconds(tDelete, tGone), ...(left ? { left } : {}), reappeared },
+    delete: { seconds: seconds(tDelete, tGone), ...(left ? { left } : {}), jobsLeftToTtl, reappeared },
     standIn: {
       claimsBound: standIn.bound.size,
       jobsCompleted: standIn.completed.size,

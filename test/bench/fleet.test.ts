@@ -263,7 +263,7 @@ describe('the page', () => {
     circuitLog: { lines: 0, first: [] },
     largest: {},
     functions: {},
-    delete: ready ? { seconds: 40, reappeared: false } : { left: '3 Objects', reappeared: false },
+    delete: ready ? { seconds: 40, jobsLeftToTtl: 0, reappeared: false } : { left: '3 Objects', jobsLeftToTtl: 0, reappeared: false },
     standIn: { claimsBound: n, jobsCompleted: n, errors: 0, lastError: '' },
   });
 
