@@ -33,8 +33,11 @@ import {
   type WorkloadServer,
 } from './rig.js';
 import {
+  busySecondsOfProcStat,
+  changedObjects,
   circuitCounts,
   circuitLogLines,
+  etcdMutations,
   componentOf,
   cpuSecondsOfStat,
   deltas,
@@ -45,6 +48,7 @@ import {
   round,
   totalPerMinute,
   writeCounts,
+  type Changed,
   type FunctionCalls,
   type Rate,
 } from './measure.js';
@@ -142,8 +146,13 @@ export interface FleetResult {
   converge: { cpuSecondsPerMinute: Record<string, number>; circuit: Record<string, number> };
   rest?: {
     seconds: number;
+    /** Write requests (apiserver_request_total: a no-op apply counts too). */
     controlPlaneWritesPerMinute: number;
     writes: Rate[];
+    /** Of the cache's own objects, how many were really written (resourceVersion moved) in the window. */
+    objectsWritten?: Record<string, Changed>;
+    /** etcd's puts and deletes a minute, for the whole plane (control plane and the three workload servers). */
+    etcdMutationsPerMinute?: number;
     workloadWritesPerMinute: Record<string, number>;
     cpuSecondsPerMinute: Record<string, number>;
     circuit: Record<string, number>;
@@ -160,6 +169,8 @@ export interface FleetResult {
 /** CPU seconds so far of each component up.sh started (by /proc; the pids file names them). */
 export function cpuSnapshot(stateDir: string): Map<string, number> {
   const out = new Map<string, number>();
+  // The whole machine too: what is busy outside the plane (other work sharing the cores) is `machine` minus the rest.
+  out.set('machine (all processes)', busySecondsOfProcStat(readFileSync('/proc/stat', 'utf8')));
   for (const { pid, name } of parsePids(readFileSync(join(stateDir, 'pids'), 'utf8'))) {
     let stat: string;
     try {
@@ -190,6 +201,32 @@ async function crossplaneCircuit(): Promise<Map<string, number>> {
   } catch {
     return new Map();
   }
+}
+
+export const ETCD_METRICS = 'http://127.0.0.1:23790/metrics';
+
+async function etcdMutationsNow(): Promise<number> {
+  try {
+    return etcdMutations(parsePrometheus(await (await fetch(ETCD_METRICS)).text()));
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** `name → resourceVersion` of the cache's objects, by kind (metadata only). */
+async function versionsOf(plane: Plane, ns: string): Promise<Map<string, Map<string, string>>> {
+  const out = new Map<string, Map<string, string>>();
+  const kinds: [string, string, string][] = [
+    ['ModelCache', API, 'modelcaches'],
+    ['ModelCacheShard', API, 'modelcacheshards'],
+    ['ModelCacheHydration', API, 'modelcachehydrations'],
+    ['Object', OBJECTS, 'objects'],
+  ];
+  for (const [kind, apiVersion, plural] of kinds) {
+    const items = await listAll(plane.control, collectionPath(apiVersion, plural, ns), {}, 500, METADATA_ONLY);
+    out.set(kind, new Map(items.map((item) => [nameOf(item), text((item['metadata'] as Json | undefined)?.['resourceVersion'])])));
+  }
+  return out;
 }
 
 async function writesOf(kube: Kube): Promise<Map<string, number>> {
@@ -330,33 +367,39 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
   let objectsSeen = 0;
   let clustersWithObjects = 0;
   while (tReady === undefined && Date.now() < deadline) {
-    if (tHydrations === undefined) {
-      const selector = { labelSelector: hydrationSelector(rig) };
-      const found = await listAll(plane.control, collectionPath(API, 'modelcachehydrations', ns), selector, 500, METADATA_ONLY);
-      hydrationsSeen = found.filter((h) => hydrationNames.has(nameOf(h))).length;
-      if (hydrationsSeen === n) tHydrations = Date.now();
-    }
-    if (tObjects === undefined) {
-      const objects = await listAll(plane.control, collectionPath(OBJECTS, 'objects', ns), {}, 500, METADATA_ONLY);
-      objectsSeen = objects.length;
-      for (const object of objects) {
-        const owner = ownerOf(object);
-        if (owner === undefined || !hydrationNames.has(owner)) continue;
-        const seen = seenObjects.get(owner) ?? new Set<string>();
-        seen.add(nameOf(object));
-        seenObjects.set(owner, seen);
+    let ready = false;
+    try {
+      if (tHydrations === undefined) {
+        const selector = { labelSelector: hydrationSelector(rig) };
+        const found = await listAll(plane.control, collectionPath(API, 'modelcachehydrations', ns), selector, 500, METADATA_ONLY);
+        hydrationsSeen = found.filter((h) => hydrationNames.has(nameOf(h))).length;
+        if (hydrationsSeen === n) tHydrations = Date.now();
       }
-      clustersWithObjects = [...hydrationNames].filter((h) => (seenObjects.get(h)?.size ?? 0) >= perCluster).length;
-      if (clustersWithObjects === n) tObjects = Date.now();
+      if (tObjects === undefined) {
+        const objects = await listAll(plane.control, collectionPath(OBJECTS, 'objects', ns), {}, 500, METADATA_ONLY);
+        objectsSeen = objects.length;
+        for (const object of objects) {
+          const owner = ownerOf(object);
+          if (owner === undefined || !hydrationNames.has(owner)) continue;
+          const seen = seenObjects.get(owner) ?? new Set<string>();
+          seen.add(nameOf(object));
+          seenObjects.set(owner, seen);
+        }
+        clustersWithObjects = [...hydrationNames].filter((h) => (seenObjects.get(h)?.size ?? 0) >= perCluster).length;
+        if (clustersWithObjects === n) tObjects = Date.now();
+      }
+      progress = `${hydrationsSeen}/${n} hydrations, ${clustersWithObjects}/${n} clusters with their ${perCluster} Objects (${objectsSeen} listed)`;
+      cache = await getOrUndefined(plane.control, `${collectionPath(API, 'modelcaches', ns)}/${rig.cache}`);
+      const summary = ((cache?.['status'] as Json | undefined)?.['summary'] as Json | undefined) ?? {};
+      ready = condition(cache, 'Ready')?.['status'] === 'True' && summary['ready'] === `${n}/${n}`;
+      if (ready) tReady = Date.now();
+      log(
+        `${seconds(t0, Date.now())} s: ${progress}, ${standIn.completed.size}/${n} Jobs completed, cache ready ${text(summary['ready']) || '-'}`,
+      );
+    } catch (error) {
+      // The plane too busy to answer even after the client's retries: say so, poll again.
+      log(`poll failed (${error instanceof Error ? error.message.slice(0, 200) : String(error)}); polling again`);
     }
-    progress = `${hydrationsSeen}/${n} hydrations, ${clustersWithObjects}/${n} clusters with their ${perCluster} Objects (${objectsSeen} listed)`;
-    cache = await getOrUndefined(plane.control, `${collectionPath(API, 'modelcaches', ns)}/${rig.cache}`);
-    const summary = ((cache?.['status'] as Json | undefined)?.['summary'] as Json | undefined) ?? {};
-    const ready = condition(cache, 'Ready')?.['status'] === 'True' && summary['ready'] === `${n}/${n}`;
-    if (ready) tReady = Date.now();
-    log(
-      `${seconds(t0, Date.now())} s: ${progress}, ${standIn.completed.size}/${n} Jobs completed, cache ready ${text(summary['ready']) || '-'}`,
-    );
     if (!ready) await sleep(options.pollMs);
   }
   await standIn.stop();
@@ -376,6 +419,8 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
     log(`at rest: settling ${options.settleSeconds} s, then measuring ${options.restSeconds} s`);
     await sleep(options.settleSeconds * 1000);
     const before = {
+      versions: await versionsOf(plane, ns),
+      etcd: await etcdMutationsNow(),
       cpu: cpuSnapshot(plane.stateDir),
       writes: await writesOf(plane.control),
       circuit: await crossplaneCircuit(),
@@ -386,6 +431,10 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
     await sleep(options.restSeconds * 1000);
     const elapsed = (Date.now() - before.at) / 1000;
     const writes = ratesPerMinute(before.writes, await writesOf(plane.control), elapsed);
+    const etcdAfter = await etcdMutationsNow();
+    const versionsAfter = await versionsOf(plane, ns);
+    const objectsWritten: Record<string, Changed> = {};
+    for (const [kind, names] of versionsAfter) objectsWritten[kind] = changedObjects(before.versions.get(kind) ?? new Map(), names);
     const workloadWritesPerMinute: Record<string, number> = {};
     for (const [server, kube] of plane.workloads)
       workloadWritesPerMinute[server] = totalPerMinute(ratesPerMinute(workloadBefore.get(server)!, await writesOf(kube), elapsed));
@@ -394,6 +443,8 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
       seconds: round(elapsed, 0),
       controlPlaneWritesPerMinute: totalPerMinute(writes),
       writes,
+      objectsWritten,
+      etcdMutationsPerMinute: round(((etcdAfter - before.etcd) * 60) / elapsed, 1),
       workloadWritesPerMinute,
       cpuSecondsPerMinute: cpuPerMinute(before.cpu, cpuSnapshot(plane.stateDir), elapsed),
       circuit: deltas(before.circuit, await crossplaneCircuit()),

@@ -110,9 +110,26 @@ export function kubeFrom(name: string, kubeconfigFile: string, maxInFlight = 16)
   return {
     name,
     async call(method, path, body, contentType, accept) {
-      const { status, text } = await raw(method, path, body, contentType, accept);
-      if (status < 200 || status >= 300) throw new KubeError(status, method, path, text);
-      return text === '' ? {} : (JSON.parse(text) as unknown);
+      // Every call here is idempotent (GET, apply, merge patch, DELETE): an overloaded API
+      // server's 429 / 5xx (a 504 on a list, on a busy two-core machine) or a dropped
+      // connection is tried again, 1 + 2 + 4 + 8 s apart, before it fails the run.
+      for (let attempt = 0; ; attempt++) {
+        let answer: { status: number; text: string } | undefined;
+        let failure: unknown;
+        try {
+          answer = await raw(method, path, body, contentType, accept);
+        } catch (error) {
+          failure = error;
+        }
+        const transient = answer === undefined || answer.status === 429 || answer.status >= 500;
+        if (transient && attempt < 4) {
+          await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** attempt));
+          continue;
+        }
+        if (answer === undefined) throw failure instanceof Error ? failure : new Error(String(failure));
+        if (answer.status < 200 || answer.status >= 300) throw new KubeError(answer.status, method, path, answer.text);
+        return answer.text === '' ? {} : (JSON.parse(answer.text) as unknown);
+      }
     },
     async text(path) {
       const { status, text } = await raw('GET', path);

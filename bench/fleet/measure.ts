@@ -155,3 +155,45 @@ export const round = (value: number, digits = 1): number => {
   const scale = 10 ** digits;
   return Math.round(value * scale) / scale;
 };
+
+export interface Changed {
+  /** Objects present in both snapshots whose resourceVersion moved: written (a no-op apply moves nothing). */
+  written: number;
+  created: number;
+  deleted: number;
+}
+
+/**
+ * What changed between two snapshots of `name → resourceVersion` of one
+ * kind. A request the API server answers without a change (a server-side
+ * apply or status update identical to what is stored) leaves the
+ * resourceVersion as it was, so this counts real writes, where
+ * apiserver_request_total counts requests.
+ */
+export function changedObjects(before: ReadonlyMap<string, string>, after: ReadonlyMap<string, string>): Changed {
+  let written = 0;
+  let created = 0;
+  for (const [name, version] of after) {
+    const was = before.get(name);
+    if (was === undefined) created += 1;
+    else if (was !== version) written += 1;
+  }
+  const deleted = [...before.keys()].filter((name) => !after.has(name)).length;
+  return { written, created, deleted };
+}
+
+/** etcd's own count of the keys it put and deleted (every API server of the plane shares the one store). */
+export function etcdMutations(samples: readonly Sample[]): number {
+  return samples
+    .filter((s) => s.name === 'etcd_mvcc_put_total' || s.name === 'etcd_mvcc_delete_total')
+    .reduce((sum, s) => sum + s.value, 0);
+}
+
+/** The machine's busy CPU seconds so far, all cores (the first line of /proc/stat: all but idle and iowait). */
+export function busySecondsOfProcStat(procStat: string, ticksPerSecond = 100): number {
+  const fields = (procStat.split('\n')[0] ?? '').trim().split(/\s+/);
+  if (fields[0] !== 'cpu') throw new Error('not /proc/stat');
+  const ticks = fields.slice(1, 9).map(Number);
+  const busy = ticks.reduce((sum, value, index) => (index === 3 || index === 4 ? sum : sum + value), 0);
+  return busy / ticksPerSecond;
+}

@@ -24,6 +24,16 @@ export function breakerCell(circuit: Record<string, number>): string {
   return `opened ${opens}×, closed ${closes}×${dropped ? `, ${dropped} events dropped` : ''}`;
 }
 
+/** CPU busy on the machine outside the plane's processes (other work sharing the cores), per minute. */
+export function outsidePlane(cpu: Record<string, number>): number | undefined {
+  const machine = cpu['machine (all processes)'];
+  if (machine === undefined) return undefined;
+  const plane = Object.entries(cpu)
+    .filter(([component]) => component !== 'machine (all processes)')
+    .reduce((sum, [, value]) => sum + value, 0);
+  return Math.round((machine - plane) * 10) / 10;
+}
+
 const functionSum = (cpu: Record<string, number>): number =>
   Math.round(
     Object.entries(cpu)
@@ -59,15 +69,22 @@ export function timingsTable(results: readonly FleetResult[]): string {
 export function restTable(results: readonly FleetResult[]): string {
   const rows = results.map((r) => {
     const rest = r.rest;
-    if (!rest) return [r.n, '—', '—', '—', '—', '—', '—', '—', '—'].join(' | ');
+    if (!rest) return [r.n, '—', '—', '—', '—', '—', '—', '—', '—', '—', '—', '—'].join(' | ');
     const cpu = rest.cpuSecondsPerMinute;
     const top = rest.writes
       .slice(0, 3)
       .map((w) => `${w.what} ${w.perMinute}`)
       .join('; ');
+    const written = rest.objectsWritten
+      ? Object.entries(rest.objectsWritten)
+          .map(([kind, c]) => `${kind} ${c.written}${c.created || c.deleted ? ` (+${c.created} −${c.deleted})` : ''}`)
+          .join(', ')
+      : '—';
     return [
       r.n,
       `${rest.controlPlaneWritesPerMinute}${top ? ` (${top})` : ''}`,
+      written,
+      rest.etcdMutationsPerMinute === undefined ? '—' : String(rest.etcdMutationsPerMinute),
       num(cpu['apiserver (control plane)']),
       num(cpu['apiservers (3 workload)']),
       num(cpu['etcd']),
@@ -75,11 +92,12 @@ export function restTable(results: readonly FleetResult[]): string {
       num(cpu['provider-kubernetes']),
       `${functionSum(cpu)} (${['compose-model-cache', 'compose-model-cache-hydration', 'compose-model-replica'].map((f) => num(cpu[f])).join(' / ')})`,
       breakerCell(rest.circuit),
+      num(outsidePlane(cpu)),
     ].join(' | ');
   });
   return [
-    '| N | control-plane writes/min (top 3) | apiserver CPU-s/min | 3 workload apiservers | etcd | Crossplane | provider | functions (cache / hydration / replica) | breaker at rest |',
-    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |',
+    '| N | control-plane write requests/min (top 3) | objects really written in the window (resourceVersion moved) | etcd puts+deletes/min (whole plane) | apiserver CPU-s/min | 3 workload apiservers | etcd | Crossplane | provider | functions (cache / hydration / replica) | breaker at rest | others on the machine |',
+    '| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |',
     ...rows.map((row) => `| ${row} |`),
   ].join('\n');
 }
@@ -111,11 +129,12 @@ export function convergeCpuTable(results: readonly FleetResult[]): string {
       num(cpu['crossplane']),
       num(cpu['provider-kubernetes']),
       functionSum(cpu),
+      num(outsidePlane(cpu)),
     ].join(' | ');
   });
   return [
-    '| N | apiserver | 3 workload apiservers | etcd | Crossplane | provider | functions |',
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| N | apiserver | 3 workload apiservers | etcd | Crossplane | provider | functions | others on the machine |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map((row) => `| ${row} |`),
   ].join('\n');
 }

@@ -4,6 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import { hydrationName, workloadNamespace } from '#lib';
 import {
+  busySecondsOfProcStat,
+  changedObjects,
+  etcdMutations,
   circuitCounts,
   componentOf,
   cpuSecondsOfStat,
@@ -141,12 +144,32 @@ describe('metrics', () => {
   });
 });
 
+describe('real writes', () => {
+  it.each([
+    { before: { a: '1', b: '2' }, after: { a: '1', b: '2' }, changed: { written: 0, created: 0, deleted: 0 } },
+    { before: { a: '1', b: '2' }, after: { a: '5', b: '2', c: '9' }, changed: { written: 1, created: 1, deleted: 0 } },
+    { before: { a: '1', b: '2' }, after: { b: '3' }, changed: { written: 1, created: 0, deleted: 1 } },
+  ])('counts objects whose resourceVersion moved, and the created and deleted: $changed', ({ before, after, changed }) => {
+    expect(changedObjects(new Map(Object.entries(before)), new Map(Object.entries(after)))).toEqual(changed);
+  });
+
+  it('sums etcd’s puts and deletes, nothing else', () => {
+    const samples = parsePrometheus('etcd_mvcc_put_total 120\netcd_mvcc_delete_total 7\netcd_mvcc_range_total 9000\netcd_mvcc_txn_total 3');
+    expect(etcdMutations(samples)).toBe(127);
+  });
+});
+
 describe('processes and logs', () => {
   it.each([
     { stat: '4242 (etcd) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 12 0 100 1 1', seconds: 3.25 },
     { stat: '77 (node (main) x) R 1 77 77 0 -1 0 0 0 0 0 1000 200 5 5 20 0 1 0 1 1 1', seconds: 12 },
   ])('reads user + system CPU of $stat', ({ stat, seconds }) => {
     expect(cpuSecondsOfStat(stat)).toBeCloseTo(seconds);
+  });
+
+  it('reads the machine’s busy CPU (all but idle and iowait) from /proc/stat', () => {
+    expect(busySecondsOfProcStat('cpu  100 5 50 9000 40 3 2 0 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10')).toBeCloseTo(1.6);
+    expect(() => busySecondsOfProcStat('intr 1 2')).toThrow(/proc\/stat/);
   });
 
   it('refuses what is not a stat line', () => {
