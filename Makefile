@@ -32,7 +32,7 @@ endif
 export MODELPLANE_CROSSPLANE := $(CROSSPLANE)
 unexport CROSSPLANE
 
-.PHONY: help node versions demo demo-test test-cli install build lint format typecheck unit test soak run clean render-tools render render-check render-update images xpkg docs bench tools tools-test up down node-check e2e e2e-upgrade hf-venv embed embed-check
+.PHONY: help node versions demo demo-test test-cli install build lint format typecheck unit test soak run clean bench-fleet render-tools render render-check render-update images xpkg docs bench tools tools-test up down node-check e2e e2e-upgrade hf-venv embed embed-check
 
 help: ## List the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -168,6 +168,17 @@ bench: build ## Benchmark each function against the floor (N = 1 to 1,000); upda
 	@node bench/build.mjs
 	@node bench/dist/run.js --write
 	@npx prettier --log-level warn --write BENCHMARKS.md docs/benchmark-run.md # the tables as `make test`'s format check wants them
+
+# The fleet benchmark on the live local plane (issue 27): a fresh `make up` on
+# production clocks, one HuggingFace ModelCache on N simulated clusters
+# (FLEET_N, default "10 100"; "10 100 300 1000" to go further) timed from apply
+# to Ready, measured at rest, deleted; `make down` at the end. About 10 minutes
+# per N up to 100. Writes bench/fleet/results/ and the tables in
+# docs/fleet-benchmark.md. The plane's ports are fixed: with others on the
+# machine, `flock /tmp/modelplane-plane.lock make bench-fleet`.
+bench-fleet: build tools ## The fleet benchmark on a fresh local plane, production clocks (FLEET_N="10 100 300 1000"); updates docs/fleet-benchmark.md
+	@node bench/build.mjs
+	@bash bench/fleet/run.sh
 
 clean: ## Remove build outputs
 	rm -rf functions/*/dist test/render/dist bench/dist .test-results _output .bench

@@ -51,19 +51,63 @@ node_apiserver_flags() { # CERTS
 ALL_PORTS=("$ETCD_PORT" "$ETCD_PEER_PORT" "$CONTROL_PLANE_PORT" "${WORKLOAD_PORTS[@]}" "$CROSSPLANE_WEBHOOK_PORT"
 	"$CROSSPLANE_METRICS_PORT" "$CROSSPLANE_HEALTH_PORT" "$PROVIDER_WEBHOOK_PORT" "$PROVIDER_METRICS_PORT"
 	"$PROVIDER_HEALTH_PORT" "${FUNCTION_PORTS[@]}" "$REGISTRY_PORT")
-# How often Crossplane and provider-kubernetes look again. Production keeps
-# their defaults (1m and 10m); a local plane wants to see changes quickly.
-POLL_INTERVAL="${MODELPLANE_UP_POLL:-5s}"
-# Crossplane's per-XR circuit breaker (defaults: 100 events of burst, 1 a
-# second, open for 5 minutes) is sized for providers that poll every minute.
-# Here everything polls every 5 s, so a composite with six Objects (a staging
-# HuggingFace cache: claim, Job, token Secret, and the Job's ServiceAccount,
-# Role and RoleBinding) sees its watch events several times faster than on a
-# real control plane, trips the breaker, and then waits up to 5 minutes for a
+# The clocks: how often Crossplane and provider-kubernetes look again, and
+# Crossplane's per-XR circuit breaker. MODELPLANE_UP_CLOCKS picks a set.
+#
+# local (the default): everything polls every 5 s, so a local plane sees
+# changes quickly. The breaker (Crossplane's defaults: 100 events of burst, 1
+# a second, open for 5 minutes) is sized for providers that poll every
+# minute; at 5 s polls a composite with six Objects (a staging HuggingFace
+# cache: claim, Job, token Secret, and the Job's ServiceAccount, Role and
+# RoleBinding) sees its watch events several times faster than on a real
+# control plane, trips the breaker, and then waits up to 5 minutes for a
 # reconcile. Scaled to the faster clocks, it still stops a real hot loop.
-CIRCUIT_BREAKER_BURST="${MODELPLANE_UP_CB_BURST:-400}"
-CIRCUIT_BREAKER_REFILL="${MODELPLANE_UP_CB_REFILL:-4}"
-CIRCUIT_BREAKER_COOLDOWN="${MODELPLANE_UP_CB_COOLDOWN:-1m}"
+#
+# production (`make bench-fleet`): Crossplane's own defaults (poll 1m, sync
+# 1h, breaker 100 / 1 a second / 5m: none of those flags is passed) and
+# provider-kubernetes polling every 1m (its default is 10m; 1m is what a
+# platform that wants to see a claim bind within a minute sets).
+#
+# MODELPLANE_UP_POLL and MODELPLANE_UP_CB_* override single values in either.
+CLOCKS="${MODELPLANE_UP_CLOCKS:-local}"
+case "$CLOCKS" in
+local)
+	POLL_INTERVAL="${MODELPLANE_UP_POLL:-5s}"
+	CIRCUIT_BREAKER_BURST="${MODELPLANE_UP_CB_BURST:-400}"
+	CIRCUIT_BREAKER_REFILL="${MODELPLANE_UP_CB_REFILL:-4}"
+	CIRCUIT_BREAKER_COOLDOWN="${MODELPLANE_UP_CB_COOLDOWN:-1m}"
+	CROSSPLANE_CLOCK_FLAGS=(--poll-interval "$POLL_INTERVAL" --sync-interval 1m)
+	;;
+production)
+	POLL_INTERVAL="${MODELPLANE_UP_POLL:-1m}"
+	CIRCUIT_BREAKER_BURST="${MODELPLANE_UP_CB_BURST:-}"
+	CIRCUIT_BREAKER_REFILL="${MODELPLANE_UP_CB_REFILL:-}"
+	CIRCUIT_BREAKER_COOLDOWN="${MODELPLANE_UP_CB_COOLDOWN:-}"
+	CROSSPLANE_CLOCK_FLAGS=()
+	[[ -n "${MODELPLANE_UP_POLL:-}" ]] && CROSSPLANE_CLOCK_FLAGS+=(--poll-interval "$POLL_INTERVAL")
+	;;
+*)
+	echo "MODELPLANE_UP_CLOCKS must be local or production (got $CLOCKS)" >&2
+	exit 2
+	;;
+esac
+[[ -n "$CIRCUIT_BREAKER_BURST" ]] && CROSSPLANE_CLOCK_FLAGS+=(--circuit-breaker-burst "$CIRCUIT_BREAKER_BURST")
+[[ -n "$CIRCUIT_BREAKER_REFILL" ]] && CROSSPLANE_CLOCK_FLAGS+=(--circuit-breaker-refill-rate "$CIRCUIT_BREAKER_REFILL")
+[[ -n "$CIRCUIT_BREAKER_COOLDOWN" ]] && CROSSPLANE_CLOCK_FLAGS+=(--circuit-breaker-cooldown "$CIRCUIT_BREAKER_COOLDOWN")
+
+# The platform's HydrationSettings.workloadNamespace (and ReplicaSettings'),
+# set in the packaged Compositions before they are built into the
+# Configuration: Shared (the packaged default, no input) or PerTeam or
+# PerCluster (`make bench-fleet` runs each simulated cluster in its own
+# namespace of a shared workload API server).
+WORKLOAD_NAMESPACE="${MODELPLANE_UP_WORKLOAD_NAMESPACE:-Shared}"
+case "$WORKLOAD_NAMESPACE" in
+Shared | PerTeam | PerCluster) ;;
+*)
+	echo "MODELPLANE_UP_WORKLOAD_NAMESPACE must be Shared, PerTeam or PerCluster (got $WORKLOAD_NAMESPACE)" >&2
+	exit 2
+	;;
+esac
 
 step() { printf '[up] %s\n' "$*" >&2; }
 
@@ -165,6 +209,10 @@ build_and_push_packages() { # [VERSION]
 	local pkg="$state/packages" fn version="${1:-$PACKAGE_VERSION}"
 	rm -rf "$pkg/configuration" && mkdir -p "$pkg/configuration"
 	cp "$release/crossplane.yaml" "$pkg/configuration/" && cp -r "$release/package" "$pkg/configuration/"
+	if [[ "$WORKLOAD_NAMESPACE" != Shared ]]; then
+		with_settings "$pkg/configuration/package/modelcachehydrations/composition.yaml" HydrationSettings
+		with_settings "$pkg/configuration/package/modelreplicas/composition.yaml" ReplicaSettings
+	fi
 	"$CROSSPLANE" xpkg build --package-root "$pkg/configuration" --examples-root "$pkg/configuration/examples" \
 		--package-file "$pkg/modelplane-model-cache.xpkg" >/dev/null
 	"$CROSSPLANE" xpkg push -f "$pkg/modelplane-model-cache.xpkg" \
@@ -190,6 +238,17 @@ start_functions() {
 	for i in "${!FUNCTIONS[@]}"; do
 		wait_for "${FUNCTIONS[$i]} on :${FUNCTION_PORTS[$i]}" 60 port_taken "${FUNCTION_PORTS[$i]}"
 	done
+}
+
+# with_settings COMPOSITION KIND: give the Composition's one function step an
+# input of KIND with workloadNamespace (the packaged ones have no input, and
+# end with that step's functionRef).
+with_settings() {
+	local file="$1" kind="$2"
+	tail -n 1 "$file" | grep -Eq '^        name: modelplane-compose-model-[a-z-]+$' ||
+		{ echo "$file does not end with its step's functionRef; cannot add $kind" >&2; return 1; }
+	printf '      input:\n        apiVersion: fn.modelplane.ai/v1alpha1\n        kind: %s\n        workloadNamespace: %s\n' \
+		"$kind" "$WORKLOAD_NAMESPACE" >>"$file"
 }
 
 # run_function NAME ENDPOINT: play the package runtime's part for Function

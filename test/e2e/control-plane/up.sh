@@ -33,6 +33,9 @@ if [[ -f "$state/pids" ]] && any_running; then
 fi
 rm -rf "$state" && mkdir -p -m 700 "$state"/etcd && mkdir -p "$state"/{logs,certs,kubeconfigs,cache,crossplane-server,crossplane-client,function-server,provider-server,registry,packages}
 : >"$state/pids"
+# What this plane runs with, for whoever measures it (make bench-fleet).
+printf 'clocks=%s\npoll=%s\ncrossplane-flags=%s\nworkload-namespace=%s\n' "$CLOCKS" "$POLL_INTERVAL" \
+	"${CROSSPLANE_CLOCK_FLAGS[*]}" "$WORKLOAD_NAMESPACE" >"$state/clocks"
 trap 'status=$?; if ((status != 0)); then step "failed; the logs are in $state/logs"; tail_logs; bash "$here/down.sh" --keep-state >/dev/null 2>&1 || true; fi' EXIT
 
 for port in "${ALL_PORTS[@]}"; do
@@ -129,7 +132,7 @@ done
 
 export KUBECONFIG="$state/kubeconfigs/control-plane"
 
-step "Crossplane $CROSSPLANE_VERSION: its CRDs, the Usage webhook (on 127.0.0.1:$CROSSPLANE_WEBHOOK_PORT), core"
+step "Crossplane $CROSSPLANE_VERSION: its CRDs, the Usage webhook (on 127.0.0.1:$CROSSPLANE_WEBHOOK_PORT), core (clocks: $CLOCKS${CROSSPLANE_CLOCK_FLAGS:+, ${CROSSPLANE_CLOCK_FLAGS[*]}})"
 "$KUBECTL" apply --server-side --force-conflicts -f "$CROSSPLANE_CRDS" >/dev/null
 wait_for "the CRDs Established" 120 "$KUBECTL" wait --for condition=Established --timeout 5s crd --all
 "$KUBECTL" create namespace crossplane-system >/dev/null
@@ -141,9 +144,7 @@ start crossplane env POD_NAMESPACE=crossplane-system TLS_SERVER_CERTS_DIR="$stat
 	TLS_CLIENT_CERTS_DIR="$state/crossplane-client" \
 	"$CROSSPLANE_CORE" core start --namespace crossplane-system --cache-dir "$state/cache" \
 	--package-runtime External --webhook-port "$CROSSPLANE_WEBHOOK_PORT" --metrics-port "$CROSSPLANE_METRICS_PORT" \
-	--health-probe-port "$CROSSPLANE_HEALTH_PORT" --poll-interval "$POLL_INTERVAL" --sync-interval 1m \
-	--circuit-breaker-burst "$CIRCUIT_BREAKER_BURST" --circuit-breaker-refill-rate "$CIRCUIT_BREAKER_REFILL" \
-	--circuit-breaker-cooldown "$CIRCUIT_BREAKER_COOLDOWN"
+	--health-probe-port "$CROSSPLANE_HEALTH_PORT" "${CROSSPLANE_CLOCK_FLAGS[@]}"
 wait_for "Crossplane core (its webhook answering)" 120 curl -fsS "http://127.0.0.1:$CROSSPLANE_HEALTH_PORT/readyz"
 
 step "provider-kubernetes $PROVIDER_KUBERNETES_VERSION: its CRDs, a ClusterProviderConfig per workload cluster"
