@@ -301,6 +301,8 @@ const specShape = object({
 export function readReplica(xr: Composite): Replica {
   // The replica name is used raw for the HTTPRoute and in every composed name.
   assertNamePart(xr.name, 'metadata.name');
+  // The namespace reaches labels and names on the workload cluster (a per-team workload namespace is labelled with it).
+  assertNamePart(xr.namespace, 'metadata.namespace');
   const parsed = specShape(xr.spec, 'spec');
   const seen = new Set<string>();
   parsed.engines.forEach((e, i) => {
