@@ -181,7 +181,11 @@ export function resolveToken(ref: AuthSecretRef | undefined, secret: JsonObject 
   if (!ref) return { kind: 'none' };
   const value = getString(getObject(secret, 'data'), ref.key);
   if (value !== undefined) return { kind: 'present', key: ref.key, value };
-  return { kind: 'missing', message: `authSecret ${ref.namespace}/${ref.name} is missing or has no key '${ref.key}'` };
+  // What is staged stays; the hint is for a cache upgraded from upstream v0.3.1, which downloads once more.
+  return {
+    kind: 'missing',
+    message: `authSecret ${ref.namespace}/${ref.name} is missing or has no key '${ref.key}': nothing is downloaded without it, staged weights are kept (an upgrade from upstream v0.3.1 downloads once more: docs/migration.md)`,
+  };
 }
 
 export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token: Token): Outcome {
@@ -292,14 +296,8 @@ export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token:
     const before = stage.previous.attempts;
     outcome.facts.attempts = before?.artifact === artifact ? before : { artifact, count: 0 };
     outcome.reason = 'AuthSecretMissing';
-    // A claim already there (staged before, or by upstream v0.3.1, whose flat copy is no hub-layout
-    // download) is downloaded into again: say that it is kept, and that only the token is missing.
-    const kept =
-      stage.observed(HF_KEYS.pvc) === undefined
-        ? ''
-        : `; PVC ${names.pvc} on ${cluster.name} is kept, and staging ${artifact} into it needs the token (a cache upgraded from upstream v0.3.1 downloads once more: docs/migration.md)`;
-    outcome.message = `${token.message}${kept}`;
-    outcome.warnings.push({ reason: 'AuthSecretMissing', message: outcome.message });
+    outcome.message = token.message;
+    outcome.warnings.push({ reason: 'AuthSecretMissing', message: token.message });
     return outcome;
   }
 
