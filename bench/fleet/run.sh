@@ -15,7 +15,7 @@ status=0
 node bench/dist/fleet/run.js || status=$?
 if ((status == 0)); then
 	bash test/e2e/control-plane/down.sh
-	npx prettier --log-level warn --write docs/fleet-benchmark.md
+	npx prettier --log-level warn --write docs/fleet-benchmark.md bench/fleet/results
 else
 	bash test/e2e/control-plane/down.sh --keep-state
 	echo "make bench-fleet failed; the control plane's logs are in ${MODELPLANE_UP_DIR:-$repo/_output/up}/logs" >&2

@@ -27,8 +27,8 @@ describe('the fleet benchmark at N = 3', () => {
       cache: 'fleet',
       restSeconds: 20,
       settleSeconds: 5,
-      convergeTimeoutSeconds: 120,
-      goneTimeoutSeconds: 120,
+      convergeTimeoutSeconds: 150,
+      goneTimeoutSeconds: 90,
       pollMs: 2000,
       log: (line) => lines.push(line),
     });
@@ -73,5 +73,5 @@ describe('the fleet benchmark at N = 3', () => {
     expect(result.delete.left).toBeUndefined();
     expect(result.delete.seconds).toBeGreaterThan(0);
     expect(result.delete.reappeared).toBe(false);
-  });
+  }, 330_000);
 });
