@@ -427,22 +427,31 @@ node | crossplane | provider-kubernetes | kubernetes | etcd | crane | kubernetes
 	;;
 all)
 	total=$SECONDS
+	# The real nodes' tools (docs/nodes.md) only for a plane that runs them:
+	# `make up` starts none unless MODELPLANE_UP_NODES=1, and they are a third
+	# of a cold build.
+	node_tools=()
+	if [[ "${MODELPLANE_UP_NODES:-0}" == 1 ]]; then
+		node_tools=(kubernetes-node="$kubernetes_node_dir" containerd="$containerd_dir" cni-plugins="$cni_plugins_dir"
+			local-path-provisioner="$local_path_provisioner_dir")
+	fi
 	plan node="$node_dir" crossplane="$crossplane_dir" validate-cache="$validate_cache_dir" \
 		provider-kubernetes-crds="$provider_crds_dir" provider-kubernetes="$provider_dir" workload-crds="$workload_crds_dir" \
-		crane="$crane_dir" etcd="$etcd_dir" kubernetes="$kubernetes_dir" kubernetes-node="$kubernetes_node_dir" \
-		containerd="$containerd_dir" cni-plugins="$cni_plugins_dir" local-path-provisioner="$local_path_provisioner_dir"
+		crane="$crane_dir" etcd="$etcd_dir" kubernetes="$kubernetes_dir" "${node_tools[@]}"
 	build_for_test
 	build provider-kubernetes "$provider_dir" build_provider_kubernetes
 	build workload-crds "$workload_crds_dir" build_workload_crds
 	build crane "$crane_dir" build_crane
 	build etcd "$etcd_dir" build_etcd
 	build kubernetes "$kubernetes_dir" build_kubernetes
-	build kubernetes-node "$kubernetes_node_dir" build_kubernetes_node
-	build containerd "$containerd_dir" build_containerd
-	build cni-plugins "$cni_plugins_dir" build_cni_plugins
-	build local-path-provisioner "$local_path_provisioner_dir" build_local_path_provisioner
-	node_debian_packages
-	hydration_base
+	if ((${#node_tools[@]} > 0)); then
+		build kubernetes-node "$kubernetes_node_dir" build_kubernetes_node
+		build containerd "$containerd_dir" build_containerd
+		build cni-plugins "$cni_plugins_dir" build_cni_plugins
+		build local-path-provisioner "$local_path_provisioner_dir" build_local_path_provisioner
+		node_debian_packages
+		hydration_base
+	fi
 	log "all tools ready in $((SECONDS - total)) s"
 	;;
 *)
