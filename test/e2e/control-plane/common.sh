@@ -100,11 +100,11 @@ esac
 # Configuration: Shared (the packaged default, no input) or PerTeam or
 # PerCluster (`make bench-fleet` runs each simulated cluster in its own
 # namespace of a shared workload API server).
-WORKLOAD_NAMESPACE="${MODELPLANE_UP_WORKLOAD_NAMESPACE:-Shared}"
-case "$WORKLOAD_NAMESPACE" in
+UP_NAMESPACE_MODE="${MODELPLANE_UP_WORKLOAD_NAMESPACE:-Shared}"
+case "$UP_NAMESPACE_MODE" in
 Shared | PerTeam | PerCluster) ;;
 *)
-	echo "MODELPLANE_UP_WORKLOAD_NAMESPACE must be Shared, PerTeam or PerCluster (got $WORKLOAD_NAMESPACE)" >&2
+	echo "MODELPLANE_UP_WORKLOAD_NAMESPACE must be Shared, PerTeam or PerCluster (got $UP_NAMESPACE_MODE)" >&2
 	exit 2
 	;;
 esac
@@ -209,7 +209,7 @@ build_and_push_packages() { # [VERSION]
 	local pkg="$state/packages" fn version="${1:-$PACKAGE_VERSION}"
 	rm -rf "$pkg/configuration" && mkdir -p "$pkg/configuration"
 	cp "$release/crossplane.yaml" "$pkg/configuration/" && cp -r "$release/package" "$pkg/configuration/"
-	if [[ "$WORKLOAD_NAMESPACE" != Shared ]]; then
+	if [[ "$UP_NAMESPACE_MODE" != Shared ]]; then
 		with_settings "$pkg/configuration/package/modelcachehydrations/composition.yaml" HydrationSettings
 		with_settings "$pkg/configuration/package/modelreplicas/composition.yaml" ReplicaSettings
 	fi
@@ -248,7 +248,7 @@ with_settings() {
 	tail -n 1 "$file" | grep -Eq '^        name: modelplane-compose-model-[a-z-]+$' ||
 		{ echo "$file does not end with its step's functionRef; cannot add $kind" >&2; return 1; }
 	printf '      input:\n        apiVersion: fn.modelplane.ai/v1alpha1\n        kind: %s\n        workloadNamespace: %s\n' \
-		"$kind" "$WORKLOAD_NAMESPACE" >>"$file"
+		"$kind" "$UP_NAMESPACE_MODE" >>"$file"
 }
 
 # run_function NAME ENDPOINT: play the package runtime's part for Function

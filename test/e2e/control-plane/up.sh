@@ -35,7 +35,7 @@ rm -rf "$state" && mkdir -p -m 700 "$state"/etcd && mkdir -p "$state"/{logs,cert
 : >"$state/pids"
 # What this plane runs with, for whoever measures it (make bench-fleet).
 printf 'clocks=%s\npoll=%s\ncrossplane-flags=%s\nworkload-namespace=%s\n' "$CLOCKS" "$POLL_INTERVAL" \
-	"${CROSSPLANE_CLOCK_FLAGS[*]}" "$WORKLOAD_NAMESPACE" >"$state/clocks"
+	"${CROSSPLANE_CLOCK_FLAGS[*]}" "$UP_NAMESPACE_MODE" >"$state/clocks"
 trap 'status=$?; if ((status != 0)); then step "failed; the logs are in $state/logs"; tail_logs; bash "$here/down.sh" --keep-state >/dev/null 2>&1 || true; fi' EXIT
 
 for port in "${ALL_PORTS[@]}"; do
