@@ -32,7 +32,7 @@ endif
 export MODELPLANE_CROSSPLANE := $(CROSSPLANE)
 unexport CROSSPLANE
 
-.PHONY: help node versions demo demo-test test-cli install build lint format typecheck unit test soak run clean render-tools render render-check render-update images xpkg docs bench tools tools-test up down e2e hf-venv embed embed-check
+.PHONY: help node versions demo demo-test test-cli install build lint format typecheck unit test soak run clean bench-fleet render-tools render render-check render-update images xpkg docs bench tools tools-test up down node-check e2e e2e-upgrade hf-venv embed embed-check
 
 help: ## List the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -161,12 +161,24 @@ xpkg: | $(NODE) ## Build the Function packages and the Configuration (needs the 
 	@node scripts/package.mjs xpkg
 
 # Each function against the no-op floor at 1, 10, 100 and 1,000 clusters; a few
-# minutes on two cores. Writes .bench/results.{json,md} and rewrites the table
-# in BENCHMARKS.md. Not part of `make test` (its smoke run is).
-bench: build ## Benchmark each function against the floor (N = 1 to 1,000); updates BENCHMARKS.md
+# minutes on two cores. Writes .bench/results.{json,md} and headline.md, and
+# rewrites the headline in BENCHMARKS.md and the whole run in
+# docs/benchmark-run.md (bench/report.ts). Not part of `make test` (its smoke run is).
+bench: build ## Benchmark each function against the floor (N = 1 to 1,000); updates BENCHMARKS.md and docs/benchmark-run.md
 	@node bench/build.mjs
 	@node bench/dist/run.js --write
-	@npx prettier --log-level warn --write BENCHMARKS.md # the table as `make test`'s format check wants it
+	@npx prettier --log-level warn --write BENCHMARKS.md docs/benchmark-run.md # the tables as `make test`'s format check wants them
+
+# The fleet benchmark on the live local plane (issue 27): a fresh `make up` on
+# production clocks, one HuggingFace ModelCache on N simulated clusters
+# (FLEET_N, default "10 100"; "10 100 300 1000" to go further) timed from apply
+# to Ready, measured at rest, deleted; `make down` at the end. About 10 minutes
+# per N up to 100. Writes bench/fleet/results/ and the tables in
+# docs/fleet-benchmark.md. The plane's ports are fixed: with others on the
+# machine, `flock /tmp/modelplane-plane.lock make bench-fleet`.
+bench-fleet: build tools ## The fleet benchmark on a fresh local plane, production clocks (FLEET_N="10 100 300 1000"); updates docs/fleet-benchmark.md
+	@node bench/build.mjs
+	@bash bench/fleet/run.sh
 
 clean: ## Remove build outputs
 	rm -rf functions/*/dist test/render/dist bench/dist .test-results _output .bench
@@ -202,6 +214,13 @@ demo-test: ## Run `make demo` from a fresh clone of HEAD, as a newcomer would, c
 down: ## Stop the local control plane and remove its state
 	@bash test/e2e/control-plane/down.sh
 
+# One real node (test/e2e/control-plane/node.sh) on a throwaway API server of
+# its own (ports 176xx, apart from the plane's): a pod, a pod reaching its API
+# server through the kubernetes Service, a ReadWriteMany claim a Job writes and
+# a pod reads, an image volume; then everything stopped. Root. CLUSTERS=3: three.
+node-check: tools ## Run one real node on a throwaway API server and check pods, claims, Jobs, image volumes (root)
+	@bash test/e2e/control-plane/node-check.sh
+
 # The lifecycle and the walkthrough on a fresh local control plane, asserted on
 # what its API servers hold; it stops the plane at the end (keeping the logs if
 # it failed). It fails when docs/walkthrough.md's excerpts are stale;
@@ -212,5 +231,8 @@ down: ## Stop the local control plane and remove its state
 E2E ?=
 E2E_COMPAT := lifecycle
 E2E_FILES := $(foreach name,$(if $(filter compat,$(E2E)),$(E2E_COMPAT) $(filter-out compat,$(E2E)),$(E2E)),test/e2e/$(name).e2e.ts)
+e2e-upgrade: build tools ## Upgrade in place on a fresh local plane: the release before shards, Ready and serving, then this checkout (UPGRADE_FROM=<commit>)
+	@bash test/e2e/upgrade/run.sh
+
 e2e: build tools ## Run the end-to-end lifecycle and the walkthrough on a fresh local control plane (CROSSPLANE=oldest|newest, E2E=compat|<names>)
 	@bash test/e2e/run.sh $(E2E_FILES)

@@ -3,7 +3,7 @@ import { build } from 'esbuild';
 import { NODE_BUNDLE } from '../scripts/bundle.mjs';
 
 await build({
-  entryPoints: ['bench/floor.ts', 'bench/client.ts', 'bench/run.ts', 'bench/phases.ts', 'bench/alloc.ts'],
+  entryPoints: ['bench/floor.ts', 'bench/client.ts', 'bench/run.ts', 'bench/phases.ts', 'bench/alloc.ts', 'bench/fleet/run.ts'],
   outdir: 'bench/dist',
   ...NODE_BUNDLE,
 });

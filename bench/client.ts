@@ -11,14 +11,15 @@
 
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import { MAX_MESSAGE_BYTES, RUN_FUNCTION_METHOD } from '#lib';
+import { MAX_MESSAGE_BYTES, MAX_RESPONSE_BYTES, RUN_FUNCTION_METHOD } from '#lib';
 
 const identity = (value: Buffer): Buffer => value;
 
 function channel(address: string): grpc.Client {
   // A fresh subchannel per client: 8 concurrent clients are 8 connections, as 8 Crossplane workers would be.
   return new grpc.Client(address, grpc.credentials.createInsecure(), {
-    'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+    // Crossplane's bounds: it sends what the server takes, and takes back at most 4 MiB (grpc-go's default).
+    'grpc.max_receive_message_length': MAX_RESPONSE_BYTES,
     'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
     'grpc.use_local_subchannel_pool': 1,
     // Crossplane's Go client grows its receive window by bandwidth-delay estimation up to 16 MiB;

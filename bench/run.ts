@@ -4,8 +4,10 @@
 // time to listening is measured from spawn), each scenario's request is
 // encoded once and sent, byte for byte the same, to both, call by call in
 // turn from a client in a separate process; then 8 concurrent clients
-// measure throughput. Results go to .bench/results.json and a Markdown table;
-// with --write, BENCHMARKS.md is rewritten with the table and the machine.
+// measure throughput. Results go to .bench/results.json, a Markdown table of
+// every scenario (results.md) and the headline (headline.md); with --write,
+// BENCHMARKS.md gets the headline and docs/benchmark-run.md the whole run
+// (bench/report.ts).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -17,7 +19,8 @@ import { chart } from './chart.js';
 import { callsPerReconcile } from './loop.js';
 import { HANDLERS, decodeAsServed } from '../test/support/handlers.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
-import { TARGETS, judge, type Measured, type Verdict } from './targets.js';
+import { fullRun, headline, replaceSection } from './report.js';
+import { TARGETS, judge, type Measured } from './targets.js';
 
 interface Options {
   sizes: number[];
@@ -254,23 +257,6 @@ async function measureThroughput(measured: Measured, fn: Server, floor: Server, 
   measured.floorPeakRssConcurrentMb = floorConcurrent.peakRssMb;
 }
 
-function table(results: Measured[]): string {
-  const head =
-    '| function | scenario | N | request | decoded | p50 ms | p99 ms | floor p50 | ratio | calls/s (8 clients) | floor calls/s | RSS MB | peak RSS MB (1 / 8 clients) | floor peak RSS MB | start ms |';
-  const rule = '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|';
-  const fmt = (v: number, d = 2) => (Number.isFinite(v) ? v.toFixed(d) : '–');
-  const size = (b: number) => (b >= 1e6 ? `${(b / 1e6).toFixed(2)} MB` : b >= 1e3 ? `${(b / 1e3).toFixed(1)} kB` : `${b} B`);
-  const rows = results.map(
-    (r) =>
-      `| ${r.function} | ${r.scenario} | ${r.n} | ${size(r.requestBytes)} | ${(r.decodedShare * 100).toFixed(0)}% | ${fmt(r.p50Ms)} | ${fmt(r.p99Ms)} | ${fmt(r.floorP50Ms)} | ${fmt(r.ratioToFloor)} | ${fmt(r.callsPerSecond, 0)} | ${fmt(r.floorCallsPerSecond, 0)} | ${fmt(r.rssMb, 0)} | ${fmt(r.peakRssMb, 0)} / ${fmt(r.peakRssConcurrentMb, 0)} | ${fmt(r.floorPeakRssMb, 0)} / ${fmt(r.floorPeakRssConcurrentMb, 0)} | ${fmt(r.startMs, 0)} |`,
-  );
-  return [head, rule, ...rows].join('\n');
-}
-
-function verdictLines(verdicts: Verdict[]): string {
-  return verdicts.map((v) => `${v.pass ? 'PASS' : 'FAIL'}  ${v.target}: ${v.detail}`).join('\n');
-}
-
 function machine(): string {
   const cpu = cpus()[0]?.model ?? 'unknown CPU';
   return `${cpus().length} × ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${process.platform}/${process.arch}`;
@@ -310,30 +296,23 @@ async function main(): Promise<void> {
   const report = { machine: machine(), seconds, options, results, callsPerReconcile: loops, verdicts, targets: TARGETS };
   writeFileSync(`${options.out}/results.json`, `${JSON.stringify(report, null, 2)}\n`);
 
-  const loopLines = Object.entries(loops)
-    .map(([name, count]) => `- ${name}: ${count} calls on a first reconcile`)
-    .join('\n');
-  const markdown = [
-    `Machine: ${machine()}. Run took ${seconds.toFixed(0)} s.`,
-    '',
-    table(results),
-    '',
-    'Calls per reconcile (RunFunction calls until the requirements stop changing):',
-    '',
-    loopLines,
-    '',
-    '```',
-    verdictLines(verdicts),
-    '```',
-  ].join('\n');
+  const markdown = fullRun(results, loops, verdicts, machine(), seconds);
   writeFileSync(`${options.out}/results.md`, `${markdown}\n`);
+  const summary = headline(results, verdicts, machine());
+  writeFileSync(`${options.out}/headline.md`, `${summary}\n`);
   const svg = chart(results);
   writeFileSync(`${options.out}/chart.svg`, svg);
   process.stdout.write(`${markdown}\n`);
   if (options.write) {
-    const doc = readFileSync(`${ROOT}BENCHMARKS.md`, 'utf8');
-    const marker = /<!-- results -->[\s\S]*<!-- \/results -->/;
-    writeFileSync(`${ROOT}BENCHMARKS.md`, doc.replace(marker, `<!-- results -->\n${markdown}\n<!-- /results -->`));
+    // BENCHMARKS.md shows the headline; docs/benchmark-run.md keeps the whole run. Both are
+    // checked for their section before either is written.
+    const pages = (
+      [
+        ['BENCHMARKS.md', summary],
+        ['docs/benchmark-run.md', markdown],
+      ] as const
+    ).map(([page, content]) => [page, replaceSection(readFileSync(`${ROOT}${page}`, 'utf8'), 'results', content, page)] as const);
+    for (const [page, doc] of pages) writeFileSync(`${ROOT}${page}`, doc);
     writeFileSync(`${ROOT}BENCHMARKS.svg`, svg);
   }
 }

@@ -42,6 +42,10 @@ validate_cache_dir="$cache/validate-cache-$CROSSPLANE_VERSION"
 crane_dir="$cache/crane-$GO_CONTAINERREGISTRY_VERSION"
 workload_crds_dir="$cache/workload-crds-$GATEWAY_API_VERSION-$GATEWAY_API_INFERENCE_EXTENSION_VERSION"
 kubernetes_dir="$cache/kubernetes-$KUBERNETES_VERSION"
+kubernetes_node_dir="$cache/kubernetes-node-$KUBERNETES_VERSION"
+containerd_dir="$cache/containerd-$CONTAINERD_VERSION"
+cni_plugins_dir="$cache/cni-plugins-$CNI_PLUGINS_VERSION"
+local_path_provisioner_dir="$cache/local-path-provisioner-$LOCAL_PATH_PROVISIONER_VERSION"
 etcd_dir="$cache/etcd-$ETCD_VERSION"
 node_dir="$cache/node-$NODE_VERSION"
 
@@ -113,6 +117,10 @@ expected_seconds() {
 	crane) echo 30 ;;
 	etcd) echo 60 ;;
 	kubernetes) echo 420 ;;
+	kubernetes-node) echo 300 ;;
+	containerd) echo 110 ;;
+	cni-plugins) echo 60 ;;
+	local-path-provisioner) echo 60 ;;
 	*) echo 60 ;;
 	esac
 }
@@ -253,8 +261,11 @@ build_provider_kubernetes() {
 # k8s.io/kubernetes replaces each staging module with a local path, so it
 # can't be `go install`ed: build from a throwaway module that requires it and
 # points each staging module at its published version instead.
-build_kubernetes() {
+# kubernetes_build OUT IMPORT... COMMAND...: IMPORTs (packages under
+# k8s.io/kubernetes/cmd/) for the module graph, then each cmd/COMMAND.
+kubernetes_build() {
 	local out="$1" gomod
+	shift
 	mkdir -p src && cd src
 	gomod="$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p')"
 	go mod init modelplane.local/kubernetes-tools
@@ -262,14 +273,83 @@ build_kubernetes() {
 	grep -oE '^\s*k8s\.io/[a-z0-9-]+ => \./staging' "$gomod" | awk '{print $1}' | while read -r staging; do
 		go mod edit -replace "$staging=$staging@$k8s_staging"
 	done
-	printf 'package tools\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver/app"\n\t_ "k8s.io/kubernetes/cmd/kube-controller-manager/app"\n\t_ "k8s.io/kubernetes/cmd/kubectl"\n)\n' >tools.go
+	local cmd cmds=()
+	{
+		printf 'package tools\n\nimport (\n'
+		for cmd in "$@"; do
+			[[ "$cmd" == */* ]] && printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$cmd"
+		done
+		printf ')\n'
+	} >tools.go
+	for cmd in "$@"; do [[ "$cmd" == */* ]] || cmds+=("$cmd"); done
 	go mod tidy
 	local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$KUBERNETES_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=${KUBERNETES_VERSION#v1.}"
 	ldflags="${ldflags%.*}"
-	for cmd in kube-apiserver kube-controller-manager kubectl; do
+	for cmd in "${cmds[@]}"; do
 		go build -ldflags "$ldflags" -o "$out/bin/$cmd" "k8s.io/kubernetes/cmd/$cmd"
 	done
 	cd .. && rm -rf src
+}
+
+build_kubernetes() {
+	kubernetes_build "$1" kube-apiserver/app kube-controller-manager/app kubectl \
+		kube-apiserver kube-controller-manager kubectl
+}
+
+# A workload cluster's node: the kubelet, and the scheduler and kube-proxy
+# one-node clusters run (kube-controller-manager is in the kubernetes tool).
+build_kubernetes_node() {
+	kubernetes_build "$1" kubelet/app kube-scheduler/app kube-proxy/app kubelet kube-scheduler kube-proxy
+}
+
+# containerd 2.x is one module with no `replace` lines: the daemon, the runc
+# shim it starts per pod (found on PATH) and ctr, static (CGO_ENABLED=0).
+build_containerd() {
+	go_module_build "$1" "github.com/containerd/containerd/v2@$CONTAINERD_VERSION" \
+		"-s -w -X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
+		"github.com/containerd/containerd/v2/cmd/containerd=bin/containerd" \
+		"github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2=bin/containerd-shim-runc-v2" \
+		"github.com/containerd/containerd/v2/cmd/ctr=bin/ctr"
+}
+
+# The CNI plugins containerd runs for each pod sandbox (bridge with host-local
+# addresses; loopback; portmap for hostPort), into bin/ (containerd's bin_dirs).
+build_cni_plugins() {
+	local m="github.com/containernetworking/plugins"
+	go_module_build "$1" "$m@$CNI_PLUGINS_VERSION" "-s -w -X $m/pkg/utils/buildversion.BuildVersion=$CNI_PLUGINS_VERSION" \
+		"$m/plugins/main/bridge=bin/bridge" "$m/plugins/main/loopback=bin/loopback" \
+		"$m/plugins/ipam/host-local=bin/host-local" "$m/plugins/meta/portmap=bin/portmap"
+}
+
+build_local_path_provisioner() {
+	go_module_build "$1" "github.com/rancher/local-path-provisioner@$LOCAL_PATH_PROVISIONER_VERSION" \
+		"-s -w -X main.VERSION=$LOCAL_PATH_PROVISIONER_VERSION" \
+		"github.com/rancher/local-path-provisioner=bin/local-path-provisioner"
+}
+
+# What the node takes from Debian (NODE_DEBIAN_PACKAGES): installed with apt
+# when missing and we are root; otherwise named, for `make up` to refuse.
+node_debian_packages() {
+	local pkg missing=()
+	for pkg in $NODE_DEBIAN_PACKAGES; do
+		dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+	done
+	if ((${#missing[@]} == 0)); then
+		log "node packages (Debian): $NODE_DEBIAN_PACKAGES installed"
+		return
+	fi
+	if ((EUID != 0)) || ! command -v apt-get >/dev/null; then
+		log "node packages (Debian): ${missing[*]} missing, and this is not root with apt-get: install them for MODELPLANE_UP_NODES=1"
+		return
+	fi
+	local start=$SECONDS
+	log "node packages (Debian): installing ${missing[*]} with apt-get"
+	if ! { apt-get install -y -q --no-install-recommends "${missing[@]}" || { apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; }; } >"$cache/apt-node-packages.log" 2>&1; then
+		log "node packages (Debian): apt-get failed; the end of $cache/apt-node-packages.log:"
+		tail -n 15 "$cache/apt-node-packages.log" >&2
+		exit 1
+	fi
+	log "node packages (Debian): installed in $((SECONDS - start)) s"
 }
 
 # etcd's server module is `package main` but replaces its sibling modules
@@ -285,6 +365,16 @@ build_etcd() {
 	go mod tidy
 	go build -ldflags "-s -w" -o "$out/bin/etcd" go.etcd.io/etcd/server/v3
 	cd .. && rm -rf src
+}
+
+# The hydration image's base (Debian's Python and the pinned huggingface_hub,
+# images/hydration/build.sh): debootstrap needs root, so only as root.
+hydration_base() {
+	if ((EUID != 0)) || ! command -v debootstrap >/dev/null; then
+		log "hydration-base: needs root and debootstrap; not built (MODELPLANE_UP_NODES=1 builds it)"
+		return
+	fi
+	SAY_AS=tools bash "$here/../images/hydration/build.sh" --base
 }
 
 print_env() {
@@ -305,6 +395,12 @@ PROVIDER_KUBERNETES_CRDS=$provider_crds_dir
 KUBE_APISERVER=$kubernetes_dir/bin/kube-apiserver
 KUBE_CONTROLLER_MANAGER=$kubernetes_dir/bin/kube-controller-manager
 KUBECTL=$kubernetes_dir/bin/kubectl
+KUBELET=$kubernetes_node_dir/bin/kubelet
+KUBE_SCHEDULER=$kubernetes_node_dir/bin/kube-scheduler
+KUBE_PROXY=$kubernetes_node_dir/bin/kube-proxy
+CONTAINERD_BIN=$containerd_dir/bin
+CNI_PLUGINS_BIN=$cni_plugins_dir/bin
+LOCAL_PATH_PROVISIONER=$local_path_provisioner_dir/bin/local-path-provisioner
 ETCD=$etcd_dir/bin/etcd
 CRANE=$crane_dir/bin/crane
 WORKLOAD_CRDS=$workload_crds_dir
@@ -322,7 +418,9 @@ build_for_test() {
 case "${1:-all}" in
 env) print_env ;;
 test) build_for_test ;;
-node | crossplane | provider-kubernetes | kubernetes | etcd | crane)
+node-packages) node_debian_packages ;;
+hydration-base) hydration_base ;;
+node | crossplane | provider-kubernetes | kubernetes | etcd | crane | kubernetes-node | containerd | cni-plugins | local-path-provisioner)
 	fn="build_${1//-/_}" dir_var="${1//-/_}_dir"
 	[[ "$1" == provider-kubernetes ]] && dir_var=provider_dir
 	build "$1" "${!dir_var}" "$fn"
@@ -331,17 +429,24 @@ all)
 	total=$SECONDS
 	plan node="$node_dir" crossplane="$crossplane_dir" validate-cache="$validate_cache_dir" \
 		provider-kubernetes-crds="$provider_crds_dir" provider-kubernetes="$provider_dir" workload-crds="$workload_crds_dir" \
-		crane="$crane_dir" etcd="$etcd_dir" kubernetes="$kubernetes_dir"
+		crane="$crane_dir" etcd="$etcd_dir" kubernetes="$kubernetes_dir" kubernetes-node="$kubernetes_node_dir" \
+		containerd="$containerd_dir" cni-plugins="$cni_plugins_dir" local-path-provisioner="$local_path_provisioner_dir"
 	build_for_test
 	build provider-kubernetes "$provider_dir" build_provider_kubernetes
 	build workload-crds "$workload_crds_dir" build_workload_crds
 	build crane "$crane_dir" build_crane
 	build etcd "$etcd_dir" build_etcd
 	build kubernetes "$kubernetes_dir" build_kubernetes
+	build kubernetes-node "$kubernetes_node_dir" build_kubernetes_node
+	build containerd "$containerd_dir" build_containerd
+	build cni-plugins "$cni_plugins_dir" build_cni_plugins
+	build local-path-provisioner "$local_path_provisioner_dir" build_local_path_provisioner
+	node_debian_packages
+	hydration_base
 	log "all tools ready in $((SECONDS - total)) s"
 	;;
 *)
-	echo "usage: tools/build.sh [all|test|env|node|crossplane|provider-kubernetes|kubernetes|etcd|crane]" >&2
+	echo "usage: tools/build.sh [all|test|env|node|crossplane|provider-kubernetes|kubernetes|etcd|crane|kubernetes-node|containerd|cni-plugins|local-path-provisioner|node-packages|hydration-base]" >&2
 	exit 2
 	;;
 esac

@@ -33,6 +33,7 @@ interface Report {
 
 let report: Report;
 let markdown: string;
+let summary: string;
 let svg: string;
 
 beforeAll(() => {
@@ -41,6 +42,7 @@ beforeAll(() => {
   execFileSync(process.execPath, ['bench/dist/run.js', '--smoke', '--out', out], { cwd: REPO_ROOT, stdio: 'pipe', timeout: 120_000 });
   report = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')) as Report;
   markdown = readFileSync(join(out, 'results.md'), 'utf8');
+  summary = readFileSync(join(out, 'headline.md'), 'utf8');
   svg = readFileSync(join(out, 'chart.svg'), 'utf8');
 }, 150_000);
 
@@ -85,6 +87,18 @@ describe('make bench, smoke', () => {
     expect(markdown).toContain('| function | scenario | N |');
     expect(markdown).toMatch(/^(PASS|FAIL) {2}compose-model-cache needs 2 calls per reconcile/m);
     expect(report.verdicts.length).toBeGreaterThan(0);
+  });
+
+  it("writes BENCHMARKS.md's headline: each function's realistic call at N = 10, and how the targets fared", () => {
+    expect(summary).toMatch(/^Machine: /);
+    for (const call of [
+      'compose-model-cache | a ModelCache at rest | 10 |',
+      'compose-model-cache | a ModelCacheShard at rest | 10 |',
+      'compose-model-cache-hydration | one cluster at rest (HuggingFace) | 10 |',
+      'compose-model-replica | a replica at rest | 10 |',
+    ])
+      expect(summary).toContain(`| ${call}`);
+    expect(summary).toMatch(/^Targets: \d+ of \d+ pass\.$/m);
   });
 
   it('draws the chart: a panel per function, each scenario with its floor', () => {

@@ -1,87 +1,50 @@
-// The README is a newcomer's path, so what it shows must work: every `make`
-// target it names exists and dry-runs (make -n), `make help` runs and lists
-// them, its render command lines render (with the real `crossplane render`,
-// the same arguments, the servers on ephemeral ports) exactly what the
-// example's expected.yaml holds, its
-// manifests name the packages and Functions this repository publishes, its
-// flag table is the server's flags, and its troubleshooting tables list every
-// condition reason each function can set, and no other.
+// The README is a newcomer's path, so what it shows must work: its two
+// commands are `make test` and `make demo`; its install manifest names the
+// package this repository publishes, at its version, with the dependency
+// constraints crossplane.yaml declares and the Functions' installed names; its
+// ModelCache is one the XRD admits; its one command for a cluster's phase and
+// mount selects on the labels every composed ModelCacheHydration carries; and
+// its Docs list reaches every page under docs/. The render command lines of
+// the docs (docs/rendering.md) render, with the real `crossplane render`, the
+// same arguments and the servers on ephemeral ports, exactly what the
+// example's expected.yaml holds (this file is what CI runs again with the
+// newest CLI). What every page is held to: pages.test.ts.
 
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { asArray, getObject, getString, parseFlags, usage, type JsonObject } from '#lib';
-import { REPO_ROOT } from '#testing';
-import { REASON as CACHE_REASONS } from '../../functions/compose-model-cache/src/conditions.js';
-import { REASONS as HYDRATION_REASONS } from '../../functions/compose-model-cache-hydration/src/outcome.js';
-import { CACHE_REASON as REPLICA_CACHE_REASONS } from '../../functions/compose-model-replica/src/cache.js';
-import { REASON as REPLICA_REASONS } from '../../functions/compose-model-replica/src/conditions.js';
-import { FUNCTION_REGISTRY, INSTALLED_FUNCTION_NAMES, installedName } from '../package/packaging.js';
+import { LABEL_CLUSTER, LABEL_MODELCACHE, asArray, getObject, getString, type JsonObject } from '#lib';
+import { REPO_ROOT, loadXrd, validateXr } from '#testing';
+import { FUNCTION_REGISTRY, INSTALLED_FUNCTION_NAMES } from '../package/packaging.js';
 import { requireTool, runTool } from '../support/tools.js';
 import { cliVersion, comparableAcrossClis, isSplitCli } from '../render/cli.js';
 import { FUNCTIONS_FILE, startExampleServers, type ExampleServers } from '../render/examples.js';
 import { formatYamlStream, parseYamlStream, readYamlObject } from '../render/yaml.js';
+import { docPages, fencedBlocks, readPage, relativeLinks, shellCommands } from './pages.js';
 
-const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-const MAKEFILE = readFileSync(join(REPO_ROOT, 'Makefile'), 'utf8');
+const README = readPage('README.md');
+/** The pages whose commands a reader runs as written: the README's, and the docs'. */
+const COMMANDS = docPages().flatMap((page) => shellCommands(readPage(page)));
 
-/** The fenced blocks of a language, each as its text. */
-function blocks(language: string): string[] {
-  return [...README.matchAll(new RegExp(`^\`\`\`${language}\\n([\\s\\S]*?)^\`\`\``, 'gm'))].map((match) => match[1]!);
-}
+describe('README: the two commands', () => {
+  const section = README.slice(README.indexOf('## Two commands'), README.indexOf('\n## ', README.indexOf('## Two commands') + 1));
 
-/** Each command of the sh blocks, continuation lines joined, comments dropped. */
-function shellCommands(): string[] {
-  return blocks('sh').flatMap((block) =>
-    block
-      .replace(/\\\n\s*/g, ' ')
-      .split('\n')
-      .map((line) => line.replace(/\s+#.*$/, '').trim())
-      .filter((line) => line !== '' && !line.startsWith('#')),
-  );
-}
-
-/** Every make target the README tells a person to run: in code spans and in sh blocks. */
-function readmeMakeTargets(): string[] {
-  const found = new Set<string>();
-  for (const match of README.matchAll(/`make ([a-z][a-z0-9-]*)`/g)) found.add(match[1]!);
-  for (const command of shellCommands()) {
-    for (const match of command.matchAll(/(?:^|&&\s*)make ([a-z][a-z0-9-]*)/g)) found.add(match[1]!);
-  }
-  return [...found].sort();
-}
-
-const makefileTargets = new Set([...MAKEFILE.matchAll(/^([a-z][a-z0-9-]*):/gm)].map((match) => match[1]!));
-const describedTargets = new Set([...MAKEFILE.matchAll(/^([a-z][a-z0-9-]*):.*## /gm)].map((match) => match[1]!));
-
-describe('README: make', () => {
-  const targets = readmeMakeTargets();
-
-  it('names the targets a newcomer needs', () => {
-    expect(targets).toEqual(expect.arrayContaining(['test', 'run', 'render', 'images', 'xpkg', 'docs', 'help']));
+  it('are make test and make demo, in that order', () => {
+    expect(shellCommands(section)).toEqual(['make test', 'make demo']);
   });
 
-  it.each(targets)('make %s exists in the Makefile and dry-runs', (target) => {
-    expect(makefileTargets.has(target), `the README names make ${target}, which the Makefile lacks`).toBe(true);
-    const run = spawnSync('make', ['-n', target], { cwd: REPO_ROOT, encoding: 'utf8' });
-    expect(run.status, run.stderr).toBe(0);
-  });
-
-  it('make help runs and lists every described target the README names', () => {
-    const run = spawnSync('make', ['help'], { cwd: REPO_ROOT, encoding: 'utf8' });
-    expect(run.status, run.stderr).toBe(0);
-    for (const target of targets.filter((t) => describedTargets.has(t))) expect(run.stdout).toMatch(new RegExp(`make ${target} `));
+  it('and the real control plane is make up, make e2e, make down', () => {
+    expect(shellCommands(README)).toEqual(expect.arrayContaining(['make up', 'make e2e', 'make down']));
   });
 });
 
-describe('README: render command lines', () => {
+describe('docs: render command lines', () => {
   // Each CLI generation's command line (test/render/cli.ts), run with the CLI of that generation
   // when it is the one selected (make's CROSSPLANE=oldest|newest).
   const generations = {
-    old: shellCommands().filter((c) => c.startsWith('crossplane render ')),
-    split: shellCommands().filter((c) => c.startsWith('crossplane composition render ')),
+    old: COMMANDS.filter((c) => c.startsWith('crossplane render ')),
+    split: COMMANDS.filter((c) => c.startsWith('crossplane composition render ')),
   };
   const commands = isSplitCli(cliVersion()) ? generations.split : generations.old;
 
@@ -101,7 +64,7 @@ describe('README: render command lines', () => {
 
   it('shows a crossplane render command line, and no other renderer', () => {
     expect(commands.length).toBeGreaterThan(0);
-    expect(shellCommands().filter((c) => /\brender\.mjs\b/.test(c))).toEqual([]);
+    expect(COMMANDS.filter((c) => /\brender\.mjs\b/.test(c))).toEqual([]);
   });
 
   it.each(commands)('%s renders what the example expects', async (command) => {
@@ -123,8 +86,8 @@ describe('README: render command lines', () => {
   });
 });
 
-describe('README: manifests', () => {
-  const manifests = blocks('yaml').map((block) => parseYaml(block) as JsonObject);
+describe('README: install', () => {
+  const manifests = fencedBlocks(README, 'yaml').map((block) => parseYaml(block) as JsonObject);
   const ofKind = (kind: string) => manifests.filter((m) => m['kind'] === kind);
   const configuration = readYamlObject(join(REPO_ROOT, 'crossplane.yaml'));
   const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -137,61 +100,80 @@ describe('README: manifests', () => {
   });
 
   it('states the dependency constraints crossplane.yaml declares', () => {
-    for (const dependency of asArray(getObject(configuration, 'spec')?.['dependsOn']))
-      expect(README).toContain(`\`${getString(dependency, 'version')!}\``);
+    const dependencies = asArray(getObject(configuration, 'spec')?.['dependsOn']);
+    expect(dependencies.length).toBeGreaterThan(0);
+    for (const dependency of dependencies) expect(README).toContain(`\`${getString(dependency, 'version')!}\``);
   });
 
-  it('installs Functions under the names the Compositions call, with a DeploymentRuntimeConfig it defines', () => {
-    const runtimeConfigs = ofKind('DeploymentRuntimeConfig');
-    expect(runtimeConfigs.map((c) => getString(c, 'apiVersion'))).toEqual(['pkg.crossplane.io/v1beta1']);
-    for (const fn of ofKind('Function')) {
-      const name = getString(fn, 'metadata', 'name')!;
-      expect(Object.values(INSTALLED_FUNCTION_NAMES)).toContain(name);
-      expect(installedName(getString(fn, 'spec', 'package')!)).toBe(name);
-      expect(runtimeConfigs.map((c) => getString(c, 'metadata', 'name'))).toContain(getString(fn, 'spec', 'runtimeConfigRef', 'name'));
-    }
+  it('names the Functions as the Compositions call them', () => {
     for (const name of Object.values(INSTALLED_FUNCTION_NAMES)) expect(README).toContain(`\`${name}\``);
   });
 
-  it("gives the runtime container only arguments the server accepts, in the container Crossplane's runtime names", () => {
-    const [config] = ofKind('DeploymentRuntimeConfig');
-    const containers = asArray(getObject(config, 'spec', 'deploymentTemplate', 'spec', 'template', 'spec')?.['containers']);
-    expect(containers.map((c) => getString(c, 'name'))).toEqual(['package-runtime']);
-    const args = asArray((containers[0] as JsonObject)['args']).map(String);
-    expect(args.length).toBeGreaterThan(0);
-    expect(() => parseFlags(args, {})).not.toThrow();
+  it('shows a ModelCache the XRD admits', () => {
+    const caches = ofKind('ModelCache');
+    expect(caches.length).toBe(1);
+    expect(validateXr(loadXrd('package/modelcaches/definition.yaml'), caches[0]!)).toEqual([]);
   });
 });
 
-describe('README: configuration', () => {
-  it("lists exactly the server's flags (but --help)", () => {
-    const table = [...README.matchAll(/^\| `(--[a-z-]+)` +\|/gm)].map((match) => match[1]!);
-    const flags = [...usage('fn').matchAll(/(--[a-z-]+)/g)].map((match) => match[1]!).filter((flag) => flag !== '--help');
-    expect(table.sort()).toEqual(flags.sort());
+describe("README: one cluster's phase and mount", () => {
+  const command = shellCommands(README).find((c) => c.includes(' -o yaml') && c.startsWith('kubectl get modelcachehydrations '));
+  // What compose-model-cache composes, as the shard example's expected render holds it (make test re-renders it).
+  const rendered = parseYamlStream(
+    readFileSync(join(REPO_ROOT, 'examples/model-cache-shard/first-compose/expected.yaml'), 'utf8'),
+    'the shard example',
+  ).filter((r) => r['kind'] === 'ModelCacheHydration');
+
+  it('is one kubectl command that selects a cache and a cluster by label', () => {
+    expect(command).toBe(`kubectl get modelcachehydrations -n <ns> -l ${LABEL_MODELCACHE}=<cache>,${LABEL_CLUSTER}=<cluster> -o yaml`);
+  });
+
+  it('selects on the labels every composed ModelCacheHydration carries: its cache and its cluster', () => {
+    expect(rendered.length).toBeGreaterThan(1);
+    for (const hydration of rendered) {
+      const labels = getObject(hydration, 'metadata', 'labels') ?? {};
+      expect(labels[LABEL_CLUSTER]).toBe(getString(hydration, 'spec', 'clusterName'));
+      expect(labels[LABEL_MODELCACHE]).toBe(getString(hydration, 'spec', 'cacheName'));
+    }
   });
 });
 
-describe('README: troubleshooting', () => {
-  /** The reason column of the table under `### <heading>` in the troubleshooting section. */
-  function reasons(heading: string): string[] {
-    const section = README.slice(README.indexOf('## Troubleshooting'));
-    const start = section.indexOf(`### ${heading}\n`);
-    expect(start, `no ### ${heading} under ## Troubleshooting`).toBeGreaterThanOrEqual(0);
-    const rest = section.slice(start + `### ${heading}\n`.length);
-    const end = rest.search(/^##/m);
-    const body = end < 0 ? rest : rest.slice(0, end);
-    return [...body.matchAll(/^\| [^|]+ \| `([A-Za-z]+)` +\|/gm)].map((match) => match[1]!).sort();
+describe('README: the Docs list', () => {
+  /** Every page reachable from the README by following relative links. */
+  function reachable(): Set<string> {
+    const seen = new Set<string>(['README.md']);
+    const queue = ['README.md'];
+    while (queue.length > 0) {
+      const page = queue.shift()!;
+      for (const link of relativeLinks(page, readPage(page))) {
+        const target = link.file;
+        if (!target.endsWith('.md') || seen.has(target)) continue;
+        try {
+          readPage(target);
+        } catch {
+          continue; // a missing page is pages.test.ts's to report
+        }
+        seen.add(target);
+        queue.push(target);
+      }
+    }
+    return seen;
   }
 
-  it.each<[string, readonly string[]]>([
-    ['ModelCache', Object.values(CACHE_REASONS)],
-    ['ModelCacheHydration', HYDRATION_REASONS],
-    ['ModelReplica', [...Object.values(REPLICA_REASONS), ...Object.values(REPLICA_CACHE_REASONS)]],
-  ])('%s: one row per reason its function sets', (heading, fromCode) => {
-    expect(reasons(heading)).toEqual([...new Set(fromCode)].sort());
+  it.each([
+    'docs/design/fleet.md',
+    'docs/crossplane-versions.md',
+    'docs/runtime.md',
+    'docs/limits.md',
+    'docs/troubleshooting.md',
+    'BENCHMARKS.md',
+  ])('links %s', (page) => {
+    expect(relativeLinks('README.md', README).map((l) => l.file)).toContain(page);
   });
 
-  it("lists Crossplane's own conditions for every XR", () => {
-    expect(reasons("Every XR (Crossplane's own conditions)")).toEqual(['Available', 'Creating', 'ReconcileError']);
+  it('reaches every page under docs/, and BENCHMARKS.md', () => {
+    const seen = reachable();
+    const pages = docPages().filter((p) => p !== 'README.md');
+    expect(pages.filter((p) => !seen.has(p))).toEqual([]);
   });
 });

@@ -18,7 +18,7 @@
 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REMOTE_NAMESPACE, asArray, getIn, getObject, getString, isObject, type JsonObject, type JsonValue } from '#lib';
+import { REMOTE_NAMESPACE, asArray, getIn, getObject, getString, isObject, replicaNames, type JsonObject, type JsonValue } from '#lib';
 import { REPO_ROOT } from '../support/server.js';
 import { asShown, checkOrUpdate } from './excerpts.js';
 import {
@@ -52,6 +52,8 @@ const DYNAMO = 'shapes-dynamo';
 const WORKLOAD = { [STANDARD]: 'cluster-a', [DYNAMO]: 'cluster-b' } as const satisfies Record<string, ApiServer>;
 const PD_REPLICA = 'llama-pd-8a41e';
 const GANG_REPLICA = 'kimi-k2-9e1d7';
+/** A replica's endpoint picker on its cluster: its name carries the namespace (docs/design/names.md). */
+const eppOf = (replica: string): string => replicaNames({ namespace: NAMESPACE, name: replica }).epp;
 const STEP_WAIT = { timeoutMs: 240_000 };
 
 const excerpts = new Map<string, unknown>();
@@ -391,15 +393,15 @@ describe('PrefillDecode and the Dynamo stack on a real control plane', () => {
       metadata: { name: getString(grove[0], 'metadata', 'name')! },
       spec: { template: { cliques: getIn(grove[0], 'spec', 'template', 'cliques') as JsonObject[] } },
     });
-    const picker = read('cluster-a', 'configmap', `${PD_REPLICA}-epp`, REMOTE);
+    const picker = read('cluster-a', 'configmap', eppOf(PD_REPLICA), REMOTE);
     expect(getString(picker, 'data', 'epp-config.yaml')).toContain('prefix-based-pd-decider');
   });
 
   it('both serve once their workloads report Available', async () => {
     for (const cluster of Object.values(WORKLOAD)) for (const workload of engineWorkloads(cluster)) reportAvailable(cluster, workload);
     // And each replica's endpoint picker, so the XRs are Ready too.
-    kubelet(WORKLOAD[STANDARD], 'available', `${PD_REPLICA}-epp`);
-    kubelet(WORKLOAD[DYNAMO], 'available', `${GANG_REPLICA}-epp`);
+    kubelet(WORKLOAD[STANDARD], 'available', eppOf(PD_REPLICA));
+    kubelet(WORKLOAD[DYNAMO], 'available', eppOf(GANG_REPLICA));
     for (const name of [PD_REPLICA, GANG_REPLICA]) {
       const serving = await eventually(
         `${name} Serving`,

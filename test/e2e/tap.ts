@@ -15,7 +15,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { MAX_MESSAGE_BYTES, RUN_FUNCTION_METHOD, TLS_FILES, serverCredentials } from '#lib';
+import { MAX_MESSAGE_BYTES, MAX_RESPONSE_BYTES, RUN_FUNCTION_METHOD, TLS_FILES, serverCredentials } from '#lib';
 import { RAW_RUN_FUNCTION_SERVICE, grpcServerCredentials, listenGrpc } from '../support/grpc-server.js';
 import { STATE_DIR, kubectlOk } from './plane.js';
 
@@ -76,8 +76,9 @@ export async function tapFunctions(fns: readonly string[]): Promise<Tap> {
   const restore: [string, string][] = [];
   for (const fn of fns) {
     const real = endpointOf(fn);
+    // Crossplane's own bound on what a function answers: the tap must not pass what Crossplane would refuse.
     const upstream = new grpc.Client(real, clientCredentials, {
-      'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+      'grpc.max_receive_message_length': MAX_RESPONSE_BYTES,
       'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
     });
     const record: Tapped = { fn, requests: [] };

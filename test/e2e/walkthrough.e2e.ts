@@ -28,6 +28,7 @@ import {
   getObject,
   getString,
   hydrationName,
+  replicaNames,
   isObject,
   type JsonObject,
   type JsonValue,
@@ -575,7 +576,9 @@ describe('walkthrough on the live plane: one ModelCache over three clusters, one
 
   it('step 5: the operator fixes the cause on us-west-a100; the engine is Available: the replica serves', async () => {
     const deployments = list(WORKLOAD[US_EAST], 'deployments', REMOTE);
-    expect(names(deployments)).toEqual([`${REPLICA}-epp`, `${REPLICA}-main-07bbf`]);
+    // The replica's names carry its namespace (docs/design/names.md): qwen-chat-7d2e4-epp-14f3c and its engine's.
+    const remote = replicaNames({ namespace: NAMESPACE, name: REPLICA });
+    expect(names(deployments)).toEqual([remote.epp, remote.deployment('main')].sort());
     for (const deployment of names(deployments)) kubelet(WORKLOAD[US_EAST], 'available', deployment);
 
     const serving = await eventually(

@@ -7,7 +7,7 @@
 
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_MESSAGE_BYTES, decodeRequest, encodeResponse, jsonLogger, runSafely, type JsonObject } from '#lib';
+import { MAX_MESSAGE_BYTES, decodeRequest, encodeWithinLimit, jsonLogger, runSafely, type JsonObject } from '#lib';
 import {
   compositeStatus,
   desiredResources,
@@ -35,7 +35,8 @@ const OWN_CONNECTION: grpc.ClientOptions = { 'grpc.use_local_subchannel_pool': 1
 /** What the server must answer to `bytes`: the same request run in process through the server's codec. */
 function expectedAnswer(name: FunctionName, bytes: Buffer): Buffer {
   const logger = jsonLogger({ function: name, debug: false, write: () => undefined });
-  return encodeResponse(runSafely(name, HANDLERS[name], decodeRequest(bytes), logger));
+  const req = decodeRequest(bytes);
+  return encodeWithinLimit(name, req, runSafely(name, HANDLERS[name], req, logger)).bytes;
 }
 
 /**

@@ -6,10 +6,12 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
 import {
+  MAX_MESSAGE_BYTES,
+  MAX_RESPONSE_BYTES,
   RUN_FUNCTION_METHOD,
   decodeRequest,
   decodeRequestOnDemand,
-  encodeResponse,
+  encodeWithinLimit,
   jsonLogger,
   runSafely,
   type FunctionHandler,
@@ -25,7 +27,6 @@ import {
 } from './protocol.js';
 
 const PROTO = fileURLToPath(new URL('../proto/run_function.proto', import.meta.url));
-const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 // protobufjs (under proto-loader) stops at 100 nested messages, about 50 JSON
 // levels in a Struct (each level is a Value and a Struct or ListValue). The
@@ -138,9 +139,14 @@ export function decodeResponse(raw: RawResponse): TestResponse {
   return rsp;
 }
 
-/** Channel options with the runtime's 64 MiB bounds both ways, under the caller's own. */
+/**
+ * Channel options with Crossplane's bounds, under the caller's own: a request
+ * up to the servers' 64 MiB, a response up to 4 MiB (grpc-go's default, which
+ * Crossplane's client keeps), so a response real Crossplane refuses fails
+ * every test too.
+ */
 function withMessageBounds(options: grpc.ClientOptions): grpc.ClientOptions {
-  return { 'grpc.max_receive_message_length': MAX_MESSAGE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES, ...options };
+  return { 'grpc.max_receive_message_length': MAX_RESPONSE_BYTES, 'grpc.max_send_message_length': MAX_MESSAGE_BYTES, ...options };
 }
 
 /** The size of each response as it arrived, in protobuf bytes (what Crossplane's client limits), by response. */
@@ -152,7 +158,7 @@ export interface FunctionClient {
 }
 
 /**
- * `options` are channel options on top of the 64 MiB message bounds, e.g.
+ * `options` are channel options on top of the message bounds, e.g.
  * `grpc.ssl_target_name_override` for TLS to an IP address.
  */
 export function functionClient(
@@ -257,9 +263,12 @@ export function inProcessClient(name: string, handler: FunctionHandler, options:
   return {
     run(req) {
       const bytes = codec.requestSerialize(encodeRequest(req));
-      const answer = encodeResponse(runSafely(name, handler, decodeRequest(bytes), logger));
+      // As the server answers: a response over 4 MiB is the Fatal result that says so.
+      const full = decodeRequest(bytes);
+      const answer = encodeWithinLimit(name, full, runSafely(name, handler, full, logger)).bytes;
       // The server decodes on demand (issue 17), as its main.ts sets it: every test request must get the same bytes that way too.
-      const onDemand = encodeResponse(runSafely(name, handler, decodeRequestOnDemand(bytes, options), logger));
+      const lazy = decodeRequestOnDemand(bytes, options);
+      const onDemand = encodeWithinLimit(name, lazy, runSafely(name, handler, lazy, logger)).bytes;
       if (!onDemand.equals(answer)) throw new Error(`${name}: decoding on demand answered other bytes than decoding in full`);
       const rsp = decodeResponse(codec.responseDeserialize(answer));
       responseBytes.set(rsp, answer.length);

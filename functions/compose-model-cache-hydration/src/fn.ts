@@ -12,6 +12,7 @@ import {
   getString,
   namespaceOwner,
   newResponse,
+  observedKeys,
   observedResource,
   parseHydrationSettings,
   readComposite,
@@ -33,6 +34,7 @@ import { stageClaim } from './claim.js';
 import { clusterGate } from './gate.js';
 import { artifactOf, resolveToken, stageHuggingFace } from './huggingface.js';
 import { latchWarning, placeCache, placeIn } from './namespace.js';
+import { cacheOwner, conflictsOf, ownedElsewhere } from './owner.js';
 import { stageOci } from './oci.js';
 import type { Outcome, PreviousStatus, Stage } from './outcome.js';
 import { previousStatus, report } from './report.js';
@@ -63,7 +65,8 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   // A hydration that takes a cluster over from the one it replaces reads that
   // one's status as its own last status until it has one (docs/design/fleet.md).
   const adopting = getString(xr.status, 'phase') === undefined && spec.inheritedStatus !== undefined;
-  const previous = previousStatus(adopting && spec.inheritedStatus ? spec.inheritedStatus : xr.status);
+  const previous =
+    adopting && spec.inheritedStatus ? previousStatus(spec.inheritedStatus, 'spec.inheritedStatus') : previousStatus(xr.status);
   const outcome = decide(
     req,
     {
@@ -85,7 +88,10 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   const token = spec.source === 'HuggingFace' ? resolveToken(spec.authSecret, secret.item) : undefined;
   const forms = token?.kind === 'present' ? secretForms(token.value) : [];
   if (forms.length > 0) withoutSecret(outcome, forms);
-  report(req, rsp, outcome, previous, spec.clusterName, { orphanOnDelete: xr.annotations[ORPHAN_ON_DELETE_ANNOTATION] === 'true' });
+  report(req, rsp, outcome, previous, spec.clusterName, {
+    orphanOnDelete: xr.annotations[ORPHAN_ON_DELETE_ANNOTATION] === 'true',
+    owner: cacheOwner(xr.namespace, spec.cacheName),
+  });
   return scrubResponse(rsp, forms);
 }
 
@@ -108,6 +114,9 @@ function decide(
   const gate = clusterGate(spec.clusterName, cluster, previous, artifactName(spec));
   if (!gate.open) return gate.outcome;
   const observed = (key: string): JsonObject | undefined => observedResource(req, key);
+  // Nothing is written over another XR's object: a conflict holds the cluster, naming the owner (owner.ts).
+  const conflicts = conflictsOf(observedKeys(req), observed, cacheOwner(xr.namespace, spec.cacheName));
+  if (conflicts.length > 0) return ownedElsewhere(conflicts, gate.cluster.name, artifactName(spec));
   const where = placeCache(settings.workloadNamespace, xr.namespace, gate.cluster.name, observed);
   const stage: Stage = {
     cacheName: spec.cacheName,

@@ -9,6 +9,8 @@ import {
   HF_HUB_CACHE_ENV,
   HYDRATION_MOUNT_PATH,
   JOB_POLICIES,
+  MAX_SIZE_GIB,
+  REPORTS_ACCEPTED,
   READY_QUERY,
   RETRY_ANNOTATION,
   asArray,
@@ -26,6 +28,7 @@ import {
   type CacheNames,
   type JsonObject,
   type Phase,
+  type ReportProblem,
 } from '#lib';
 import { attemptNote, failureMessage, jobTtlSeconds, planJob, settled, type JobRun } from './attempts.js';
 import { held } from './gate.js';
@@ -35,7 +38,7 @@ import { podLabels, remoteLabels } from './labels.js';
 import type { Outcome, Stage } from './outcome.js';
 import { HYDRATE_SCRIPT } from './hydrate-script.js';
 import { remoteNotReported } from './adoption.js';
-import { bytes, describeProgress, duration, progressOf, readReport, type ProgressReport } from './progress.js';
+import { againstClaim, bytes, describeProgress, duration, progressOf, readReport, type ProgressReport } from './progress.js';
 import { shellQuote } from './shell.js';
 import type { AuthSecretRef, HuggingFaceSource } from './spec.js';
 
@@ -178,7 +181,11 @@ export function resolveToken(ref: AuthSecretRef | undefined, secret: JsonObject 
   if (!ref) return { kind: 'none' };
   const value = getString(getObject(secret, 'data'), ref.key);
   if (value !== undefined) return { kind: 'present', key: ref.key, value };
-  return { kind: 'missing', message: `authSecret ${ref.namespace}/${ref.name} is missing or has no key '${ref.key}'` };
+  // What is staged stays; the hint is for a cache upgraded from upstream v0.3.1, which downloads once more.
+  return {
+    kind: 'missing',
+    message: `authSecret ${ref.namespace}/${ref.name} is missing or has no key '${ref.key}': nothing is downloaded without it, staged weights are kept (an upgrade from upstream v0.3.1 downloads once more: docs/migration.md)`,
+  };
 }
 
 export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token: Token): Outcome {
@@ -192,6 +199,7 @@ export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token:
   const sizing = claimSize(stage, source, artifact);
   if (sizing.sizeGiB === undefined) return sizingOutcome(stage, source, artifact, token, sizing);
   const sizeGiB = sizing.sizeGiB;
+  const refused = [...sizing.problems];
 
   // The Ready latch: the Job's TTL removes it after it completes, and the
   // volume still holds the weights, so this XR's own Ready status stands in
@@ -202,11 +210,18 @@ export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token:
   const bound = claim['phase'] === 'Bound' || (latched && remoteNotReported(stage, HF_KEYS.pvc));
   const jobs = planJob({ observed: stage.observed(HF_KEYS.job), artifact, previous: stage.previous, request: stage.retryRequest });
   const { job } = jobs;
-  // The download's own report, from this artifact's Job (a stale Job's report is another artifact's).
-  const report = withoutToken(
-    job.state === 'running' || job.state === 'complete' || job.state === 'failed' ? readReport(stage.observed(HF_KEYS.job)) : undefined,
-    token,
-  );
+  // The download's own report, from this artifact's Job (a stale Job's report is another artifact's), checked
+  // on its own and against the claim it stages to. One that fails is no report: the last good values stand.
+  const label = `the progress report on Job ${names.job}`;
+  const read =
+    job.state === 'running' || job.state === 'complete' || job.state === 'failed'
+      ? againstClaim(readReport(stage.observed(HF_KEYS.job), label), sizeGiB, label)
+      : undefined;
+  if (read) refused.push(...read.problems);
+  const report = withoutToken(read?.report, token);
+  // The last good progress of this very artifact, while a refused report stands in for nothing.
+  const lastGood =
+    read !== undefined && read.problems.length > 0 && stage.previous.attempts?.artifact === artifact ? stage.previous : undefined;
   // A failed attempt with more to come waits for its token like any other; spent attempts stay Failed.
   let failure = jobs.failure && (jobs.failure.final || token.kind !== 'missing') ? jobs.failure : undefined;
   // The script says which file failed and why; the Job's condition only that it gave up.
@@ -242,6 +257,7 @@ export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token:
     ],
   ];
   const outcome: Outcome = { phase, reason: 'Staged', facts: { attempts: jobs.record, sizeGiB }, resources, warnings: [], artifact };
+  if (refused.length > 0) outcome.refused = refused;
   if (jobs.notices.length > 0) outcome.notices = jobs.notices;
   if (stage.observed(HF_KEYS.pvc) === undefined) outcome.firstCompose = `Staging ${artifact} on ${cluster.name}`;
 
@@ -291,6 +307,11 @@ export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token:
     outcome.message = `waiting for the hydration Job ${names.job} ${where}, ${job.left}, to finish and be removed (${job.removal}) before staging ${artifact}`;
   } else if (phase === 'Hydrating') {
     outcome.message = `downloading ${artifact} to PVC ${names.pvc} ${where}${attemptNote(jobs.record.count)}`;
+    if (report === undefined && lastGood?.progress !== undefined) {
+      outcome.facts.progress = lastGood.progress;
+      if (lastGood.commit !== undefined) outcome.facts.commit = lastGood.commit;
+      outcome.message = `${outcome.message}: ${describeProgress(lastGood.progress)} (as last reported)`;
+    }
     if (report !== undefined && report.state !== 'Failed') {
       const progress = progressOf(report);
       outcome.facts.progress = progress;
@@ -469,36 +490,39 @@ const GI_QUANTITY = /^([1-9][0-9]{0,5})Gi$/;
  * listing of the selected files (plus the margin hydrate.py documents).
  * Undefined: not known yet, the sizing Job's state says why.
  */
-function claimSize(
-  stage: Stage,
-  source: HuggingFaceSource,
-  artifact: string,
-): { sizeGiB?: number; report?: ProgressReport; job: JobState } {
+function claimSize(stage: Stage, source: HuggingFaceSource, artifact: string): Sizing {
   const sizer = stage.observed(HF_KEYS.sizer);
   const job = jobState(sizer, artifact, undefined);
-  if (source.sizeGiB !== undefined) return { sizeGiB: source.sizeGiB, job };
-  if (stage.previous.sizeGiB !== undefined) return { sizeGiB: stage.previous.sizeGiB, job };
+  if (source.sizeGiB !== undefined) return { sizeGiB: source.sizeGiB, job, problems: [] };
+  if (stage.previous.sizeGiB !== undefined) return { sizeGiB: stage.previous.sizeGiB, job, problems: [] };
   const composed = GI_QUANTITY.exec(
     getString(stage.observed(HF_KEYS.pvc), 'spec', 'forProvider', 'manifest', 'spec', 'resources', 'requests', 'storage') ?? '',
   );
-  if (composed) return { sizeGiB: Number(composed[1]), job };
-  const report = job.state === 'stale' || job.state === 'absent' ? undefined : readReport(sizer);
-  if (report?.state === 'Sized' && report.requiredGiB !== undefined && report.requiredGiB > 0)
-    return { sizeGiB: report.requiredGiB, report, job };
-  return report === undefined ? { job } : { report, job };
+  // A claim composed outside the XRD's bounds (someone edited it) is not a size to compose again: it is kept as observed.
+  if (composed && Number(composed[1]) <= MAX_SIZE_GIB) return { sizeGiB: Number(composed[1]), job, problems: [] };
+  // The sizing report: a size within the XRD's bounds, and the one its byte total and the script's margin give.
+  const read =
+    job.state === 'stale' || job.state === 'absent' ? undefined : readReport(sizer, `the sizing report on Job ${stage.names.sizer}`);
+  const report = read?.report;
+  const problems = read?.problems ?? [];
+  if (report?.state === 'Sized' && report.requiredGiB !== undefined) return { sizeGiB: report.requiredGiB, report, job, problems };
+  return report === undefined ? { job, problems } : { report, job, problems };
+}
+
+interface Sizing {
+  sizeGiB?: number;
+  report?: ProgressReport;
+  job: JobState;
+  /** What the sizing report failed, if it did: no size is taken from it. */
+  problems: ReportProblem[];
 }
 
 /** No size yet: run the sizing Job (with the token, if any), and say so. Nothing is downloaded, no claim exists. */
-function sizingOutcome(
-  stage: Stage,
-  source: HuggingFaceSource,
-  artifact: string,
-  token: Token,
-  sizing: { report?: ProgressReport; job: JobState },
-): Outcome {
+function sizingOutcome(stage: Stage, source: HuggingFaceSource, artifact: string, token: Token, sizing: Sizing): Outcome {
   const { cluster, names } = stage;
   const where = `on ${cluster.name}`;
   const outcome: Outcome = { phase: 'Pending', reason: 'Pending', facts: {}, resources: [], warnings: [], artifact };
+  if (sizing.problems.length > 0) outcome.refused = [...sizing.problems];
   if (stage.observed(HF_KEYS.sizer) === undefined) outcome.firstCompose = `Sizing ${artifact} on ${cluster.name}`;
   if (token.kind === 'missing') {
     outcome.reason = 'AuthSecretMissing';
@@ -522,6 +546,10 @@ function sizingOutcome(
     return outcome;
   }
   outcome.message = `sizing the claim for ${artifact} ${where} from the hub's listing of the selected files (spec.huggingFace.sizeGiB is not set)`;
+  if (sizing.problems.length > 0) {
+    // Refused: no claim is composed from it. The sizing Job reports again when Kubernetes removes it (its TTL) and it runs anew.
+    outcome.message = `${outcome.message}; its report was refused (condition ${REPORTS_ACCEPTED}), so no claim is made from it: set spec.huggingFace.sizeGiB, or the sizing Job reports again once Kubernetes removes it (its TTL)`;
+  }
   return outcome;
 }
 
@@ -588,7 +616,10 @@ function reverifyOutcome(
   const round = reverifyRound(request.reverify);
   const observed = stage.observed(HF_KEYS.job);
   const job = jobState(observed, artifact, round);
-  const report = withoutToken(job.state === 'complete' || job.state === 'failed' ? readReport(observed) : undefined, token);
+  const read =
+    job.state === 'complete' || job.state === 'failed' ? readReport(observed, `the progress report on Job ${names.job}`) : undefined;
+  if (read !== undefined && read.problems.length > 0) outcome.refused = [...read.problems];
+  const report = withoutToken(read?.report, token);
   const mount = huggingFaceMount({ claimName: names.pvc, repo: source.repo, revision: previous.commit ?? source.revision });
   if (job.state === 'complete') {
     facts.verified = true;

@@ -3,8 +3,20 @@
 // raw manifest and the manifest's sha256, and this module (pure, testable)
 // decides what the manifest means.
 
-import { asArray, asString, getIn, getObject, isObject, remoteManifest, type ArtifactKind, type JsonObject } from '#lib';
-import { DIGEST } from '#lib';
+import { createHash } from 'node:crypto';
+import {
+  DIGEST_PATTERN,
+  asArray,
+  asString,
+  getIn,
+  getObject,
+  isObject,
+  remoteManifest,
+  stringProblem,
+  type ArtifactKind,
+  type JsonObject,
+  type ReportProblem,
+} from '#lib';
 
 /** The ConfigMap keys the resolver writes. */
 export const RESULT_KEYS = { ref: 'ref', digest: 'digest', manifest: 'manifest', error: 'error' } as const;
@@ -107,10 +119,24 @@ export type ResolverResult =
   | { state: 'resolved'; digest: string; kind: ArtifactKind }
   /** Definitive for this reference: neither kind, or a result that can't be trusted. */
   | { state: 'unsupported'; digest?: string; message: string }
-  | { state: 'invalid'; message: string };
+  | { state: 'invalid'; message: string; problem: ReportProblem };
 
-/** The resolver's ConfigMap, as observed, for the reference `ref` (`pinned`: its own digest, if it names one). */
-export function readResult(configMap: JsonObject | undefined, ref: string, pinned?: string): ResolverResult {
+/** A registry serves manifests of at most 4 MiB (the distribution spec); a ConfigMap holds 1 MiB. */
+const MAX_MANIFEST_LENGTH = 4 * 1024 * 1024;
+
+/**
+ * The resolver's ConfigMap, as observed, for the reference `ref` (`pinned`:
+ * its own digest, if it names one). Written on a workload cluster, so it is
+ * checked against what it claims: a well-formed digest, the sha256 of the
+ * very manifest it comes with, the pinned one when the reference names one.
+ * `label` names the result in a problem.
+ */
+export function readResult(
+  configMap: JsonObject | undefined,
+  ref: string,
+  pinned?: string,
+  label = "the resolver's result",
+): ResolverResult {
   const data = getObject(remoteManifest(configMap), 'data');
   if (!data || data[RESULT_KEYS.ref] !== ref) return { state: 'none' };
   const error = asString(data[RESULT_KEYS.error]);
@@ -118,10 +144,27 @@ export function readResult(configMap: JsonObject | undefined, ref: string, pinne
   const digest = asString(data[RESULT_KEYS.digest]);
   const text = asString(data[RESULT_KEYS.manifest]);
   if (digest === undefined || text === undefined) return { state: 'none' };
-  if (!DIGEST.test(digest))
-    return { state: 'invalid', message: `the resolver reported a malformed digest ${JSON.stringify(bounded(digest))}` };
+  const invalid = (field: string, problem: string, message: string): ResolverResult => ({
+    state: 'invalid',
+    message,
+    problem: { report: label, field, problem },
+  });
+  const malformed = stringProblem(digest, 71, DIGEST_PATTERN);
+  if (malformed !== undefined) return invalid('digest', malformed, `the resolver reported a malformed digest (it ${malformed})`);
+  if (text.length > MAX_MANIFEST_LENGTH) {
+    const problem = `is ${text.length} characters, over the bound ${MAX_MANIFEST_LENGTH}`;
+    return invalid('manifest', problem, `the resolver reported a manifest that ${problem}`);
+  }
+  if (`sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}` !== digest) {
+    const problem = 'is not the sha256 of the manifest it came with';
+    return invalid('digest', problem, `the resolver reported a digest ${digest} that ${problem}`);
+  }
   if (pinned !== undefined && digest !== pinned) {
-    return { state: 'invalid', message: `the resolver read a manifest with digest ${digest} for a reference pinned to ${pinned}` };
+    return invalid(
+      'digest',
+      `is not the digest the reference is pinned to`,
+      `the resolver read a manifest with digest ${digest} for a reference pinned to ${pinned}`,
+    );
   }
   let manifest: unknown;
   try {

@@ -128,7 +128,8 @@ export function stageOci(stage: Stage, source: OciSource): Outcome {
     previous.resolvedRef === ref && previous.digest !== undefined && previous.artifactKind !== undefined
       ? { state: 'resolved', digest: previous.digest, kind: previous.artifactKind }
       : undefined;
-  const result = latched ?? readResult(stage.observed(OCI_KEYS.result), ref, reference.digest);
+  const result =
+    latched ?? readResult(stage.observed(OCI_KEYS.result), ref, reference.digest, `the resolver's result in ConfigMap ${names.resolver}`);
 
   if (result.state === 'resolved') {
     // Known: the resolver is done (and so is its access); the ConfigMap stays as the record.
@@ -158,6 +159,7 @@ export function stageOci(stage: Stage, source: OciSource): Outcome {
     return outcome;
   }
   if (result.state === 'unsupported' || result.state === 'invalid') {
+    if (result.state === 'invalid') outcome.refused = [result.problem];
     outcome.phase = 'Failed';
     outcome.reason = result.state === 'unsupported' ? 'UnsupportedArtifact' : 'HydrationFailed';
     outcome.message =

@@ -1,7 +1,17 @@
 // What each source decides, in one shape, so fn.ts reports every source the
 // same way: the phase and why, what to compose, what to publish.
 
-import type { ArtifactKind, CacheMount, CacheNames, CacheProgress, ClusterSettings, InferenceCluster, JsonObject, Phase } from '#lib';
+import type {
+  ArtifactKind,
+  CacheMount,
+  CacheNames,
+  CacheProgress,
+  ClusterSettings,
+  InferenceCluster,
+  JsonObject,
+  Phase,
+  ReportProblem,
+} from '#lib';
 
 /** The Job attempts of one round at one artifact (status `attempts`, `attemptsFor`, `retryRequest`). */
 export interface AttemptRecord {
@@ -40,6 +50,7 @@ export const REASONS = [
   'Held', // Ready as last seen: the cluster can't be read (or staged on) now, the mount stays published
   'ClaimOwnedElsewhere', // Failed, PersistentVolumeClaim: the claim holds what Modelplane staged for another namespace
   'StagedInOtherNamespace', // Warning only: staged in a workload namespace before the setting changed; it stays there
+  'OwnedElsewhere', // Failed: an object this cache composes on the cluster belongs to another XR (docs/design/names.md)
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
@@ -80,6 +91,8 @@ export interface Outcome {
   resources: [key: string, resource: JsonObject][];
   /** A hold: desire every observed Object exactly as observed, and compose nothing new. */
   keepObserved?: boolean;
+  /** Observed keys whose remote objects another XR owns: kept observe-only in a hold. */
+  othersOwn?: string[];
   /** Warnings, emitted when they hold and the last status did not already say the same. */
   warnings: { reason: Reason; message: string }[];
   /** Normal events of a transition the source saw (a retry starting). */
@@ -88,6 +101,8 @@ export interface Outcome {
   firstCompose?: string;
   /** What this cluster serves, for the event on the transition to Ready. */
   artifact: string;
+  /** Reports read from the cluster that failed their checks (lib reports.ts): nothing was taken from them. */
+  refused?: ReportProblem[];
 }
 
 /** The XR's own last status: the Ready and Failed latches and the latched OCI result live there. */
@@ -97,6 +112,8 @@ export interface PreviousStatus extends SourceFacts {
   message?: string;
   /** The last published mount (only read when Ready): a hold keeps it. */
   mount?: JsonObject;
+  /** Fields of that status that failed their checks, and were not read. */
+  problems?: ReportProblem[];
 }
 
 /** Everything a source needs to decide, read once from the request. */

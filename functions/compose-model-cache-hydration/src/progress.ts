@@ -2,10 +2,28 @@
 // writes it as an annotation on its Job, provider-kubernetes observes the Job
 // into its Object, and this module reads it from there. Pure: what the
 // function shows is only what was observed. The annotation is written by a pod
-// on a workload cluster, so every field is checked and bounded before any of
-// it reaches a status: a report that isn't well-formed is no report.
+// on a workload cluster, so every field is checked and bounded (lib
+// reports.ts) before any of it reaches a status: a report that fails is no
+// report, and what failed is said (the ReportsAccepted condition).
 
-import { asString, getIn, getString, isObject, percentOf, remoteManifest, type CacheProgress, type JsonObject } from '#lib';
+import {
+  COMMIT_PATTERN,
+  GIB,
+  MAX_REPORT_BYTES,
+  MAX_REPORT_FILES,
+  MAX_REPORT_MESSAGE,
+  MAX_STALLED_SECONDS,
+  ReportChecks,
+  getString,
+  isObject,
+  kindOf,
+  percentOf,
+  remoteManifest,
+  sizeProblem,
+  type CacheProgress,
+  type JsonObject,
+  type ReportProblem,
+} from '#lib';
 
 export { percentOf };
 
@@ -31,51 +49,100 @@ export interface ProgressReport {
   message?: string;
 }
 
-const COMMIT = /^[0-9a-f]{40}$/;
-/** Longer than any message the script writes (it bounds them at 600). */
-const MAX_MESSAGE = 1000;
-/** More than a pod could report in earnest; a bigger number is not a count. */
-const MAX_COUNT = Number.MAX_SAFE_INTEGER;
-
-function count(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= MAX_COUNT ? value : undefined;
+/** What reading a report gave: the report when it passed every check, and what failed. */
+export interface ReportRead {
+  report?: ProgressReport;
+  problems: ReportProblem[];
 }
 
-/** The report on an observed hydration Job (its Object), or undefined when there is none or it is malformed. */
-export function readReport(observedJob: JsonObject | undefined): ProgressReport | undefined {
+const NONE: ReportRead = { problems: [] };
+
+/**
+ * The report on an observed hydration or sizing Job (its Object), checked.
+ * `label` names it in a problem ("the sizing report on Job <name>"). No
+ * annotation is no report and no problem.
+ */
+export function readReport(observedJob: JsonObject | undefined, label = 'the progress report'): ReportRead {
   const raw = getString(remoteManifest(observedJob), 'metadata', 'annotations', PROGRESS_ANNOTATION);
-  if (raw === undefined) return undefined;
+  if (raw === undefined) return NONE;
+  const checks = new ReportChecks(label);
+  // The script writes a few hundred bytes; a huge annotation is not its report, and is not parsed.
+  if (raw.length > MAX_REPORT_TEXT) {
+    checks.add(PROGRESS_ANNOTATION, `is ${raw.length} characters, over the bound ${MAX_REPORT_TEXT}`);
+    return { problems: checks.problems };
+  }
   let value: unknown;
   try {
     value = JSON.parse(raw);
   } catch {
-    return undefined;
+    checks.add(PROGRESS_ANNOTATION, 'is not JSON');
+    return { problems: checks.problems };
   }
-  return parseReport(value);
+  return parseReport(value, label);
 }
 
-export function parseReport(value: unknown): ProgressReport | undefined {
-  if (!isObject(value)) return undefined;
-  const state = asString(value['state']);
-  if (state === undefined || !(REPORT_STATES as readonly string[]).includes(state)) return undefined;
-  const message = asString(value['message']);
-  if (state === 'Failed') {
-    if (message === undefined || message.length > MAX_MESSAGE) return undefined;
-    return { state, message, bytesDone: 0, bytesTotal: 0, filesDone: 0, filesTotal: 0 };
+/** The annotation's text: the script's reports are well under a kilobyte, its Failed message bounded at 600 characters. */
+const MAX_REPORT_TEXT = 4096;
+
+/**
+ * A report, every field checked (lib reports.ts): known state; counts whole,
+ * non-negative and bounded; done ≤ total; bytes in files; a commit of 40 hex
+ * digits; a claim size within the XRD's bounds and what the byte total and
+ * the script's margin give. Any failure: no report, and the problems.
+ */
+export function parseReport(value: unknown, label = 'the progress report'): ReportRead {
+  const checks = new ReportChecks(label);
+  if (!isObject(value)) {
+    checks.add(PROGRESS_ANNOTATION, `is ${kindOf(value)}, not an object`);
+    return { problems: checks.problems };
   }
-  const bytesDone = count(value['bytesDone']);
-  const bytesTotal = count(value['bytesTotal']);
-  const filesDone = count(value['filesDone']);
-  const filesTotal = count(value['filesTotal']);
-  const commit = asString(value['commit']);
-  if (bytesDone === undefined || bytesTotal === undefined || filesDone === undefined || filesTotal === undefined) return undefined;
-  if (bytesDone > bytesTotal || filesDone > filesTotal || commit === undefined || !COMMIT.test(commit)) return undefined;
-  const report: ProgressReport = { state: state as ReportState, commit, bytesDone, bytesTotal, filesDone, filesTotal };
-  const required = count(value['requiredGiB']);
-  if (required !== undefined) report.requiredGiB = required;
-  const stalled = count(getIn(value, 'stalledSeconds'));
-  if (stalled !== undefined && state === 'Downloading') report.stalledSeconds = stalled;
-  return report;
+  // Written by an earlier release's marker ("already hydrated" with nothing checked): no numbers, nothing wrong.
+  if (value['state'] === 'Unverified') return NONE;
+  const state = checks.oneOf(value, 'state', REPORT_STATES, { required: true });
+  if (state === undefined) return { problems: checks.problems };
+  if (state === 'Failed') {
+    const message = checks.string(value, 'message', MAX_REPORT_MESSAGE, { required: true });
+    if (message === undefined) return { problems: checks.problems };
+    return { report: { state, message, bytesDone: 0, bytesTotal: 0, filesDone: 0, filesTotal: 0 }, problems: [] };
+  }
+  const bytesDone = checks.count(value, 'bytesDone', MAX_REPORT_BYTES, { required: true });
+  const bytesTotal = checks.count(value, 'bytesTotal', MAX_REPORT_BYTES, { required: true });
+  const filesDone = checks.count(value, 'filesDone', MAX_REPORT_FILES, { required: true });
+  const filesTotal = checks.count(value, 'filesTotal', MAX_REPORT_FILES, { required: true });
+  const commit = checks.string(value, 'commit', 40, { pattern: COMMIT_PATTERN, required: true });
+  checks.notMore('bytesDone', bytesDone, 'bytesTotal', bytesTotal);
+  checks.notMore('filesDone', filesDone, 'filesTotal', filesTotal);
+  if (bytesTotal !== undefined && bytesTotal > 0 && filesTotal === 0) checks.add('bytesTotal', 'is more than 0 bytes in 0 files');
+  let requiredGiB: number | undefined;
+  if (value['requiredGiB'] !== undefined || state === 'Sized') {
+    const problem = sizeProblem(value['requiredGiB'], bytesTotal);
+    if (problem === undefined) requiredGiB = value['requiredGiB'] as number;
+    else checks.add('requiredGiB', problem);
+  }
+  const stalled = state === 'Downloading' ? checks.count(value, 'stalledSeconds', MAX_STALLED_SECONDS) : undefined;
+  if (!checks.ok) return { problems: checks.problems };
+  const report: ProgressReport = {
+    state,
+    commit: commit!,
+    bytesDone: bytesDone!,
+    bytesTotal: bytesTotal!,
+    filesDone: filesDone!,
+    filesTotal: filesTotal!,
+  };
+  if (requiredGiB !== undefined) report.requiredGiB = requiredGiB;
+  if (stalled !== undefined) report.stalledSeconds = stalled;
+  return { report, problems: [] };
+}
+
+/**
+ * A download's report checked against the claim it stages to: the script
+ * refuses files that do not fit `sizeGiB` before it downloads anything, so a
+ * byte total over it is not this download's.
+ */
+export function againstClaim(read: ReportRead, sizeGiB: number, label: string): ReportRead {
+  const report = read.report;
+  if (report === undefined || report.state === 'Failed' || report.bytesTotal <= sizeGiB * GIB) return read;
+  return { problems: [{ report: label, field: 'bytesTotal', problem: `is more than the claim of ${sizeGiB} GiB holds` }] };
 }
 
 /** The status progress of a report (Verified reads as 100%). */

@@ -8,13 +8,19 @@ import {
   canDeleteRemote,
   desire,
   getObject,
-  getString,
   isReady,
   keepObservedObject,
+  leaveToOwner,
   normalEvent,
   observedKeys,
   observedResource,
-  readCacheState,
+  MAX_STATUS_MESSAGE,
+  REPORTS_ACCEPTED,
+  REPORTS_REASON,
+  ReportChecks,
+  conditionOf,
+  readCacheStateChecked,
+  reportsCondition,
   setCompositeReady,
   setCompositeStatus,
   setCondition,
@@ -22,12 +28,15 @@ import {
   validateMount,
   warningEvent,
   withoutDelete,
+  withOwner,
   managementPoliciesOf,
   type JsonObject,
+  type Owner,
   type RunFunctionRequest,
   type RunFunctionResponse,
 } from '#lib';
 import type { Outcome, PreviousStatus } from './outcome.js';
+import { SHARED_KEYS } from './owner.js';
 
 /** The condition the parent and a person read: is the artifact usable on this cluster? */
 export const ARTIFACT_READY = 'ArtifactReady';
@@ -38,30 +47,33 @@ export const ARTIFACT_READY = 'ArtifactReady';
  * would pin pods to a reference no registry resolves, so it is not read (the
  * resolver's result is read again instead).
  */
-export function previousStatus(status: JsonObject): PreviousStatus {
-  const state = readCacheState(status);
+export function previousStatus(status: JsonObject, label = 'its own last status'): PreviousStatus {
+  const { state, problems } = readCacheStateChecked(status, label);
+  const checks = new ReportChecks(label);
   const previous: PreviousStatus = { phase: state.phase };
   if (state.message !== undefined) previous.message = state.message;
   if (state.mount !== undefined) previous.mount = state.mount;
   if (state.accessModes !== undefined) previous.accessModes = state.accessModes;
-  const attemptsFor = getString(status, 'attemptsFor');
+  const attemptsFor = checks.string(status, 'attemptsFor', MAX_STATUS_MESSAGE);
   if (attemptsFor !== undefined) {
     previous.attempts = { artifact: attemptsFor, count: state.attempts ?? 0 };
-    const retryRequest = getString(status, 'retryRequest');
+    const retryRequest = checks.string(status, 'retryRequest', MAX_STATUS_MESSAGE);
     if (retryRequest !== undefined) previous.attempts.retryRequest = retryRequest;
   }
   if (state.digest !== undefined && DIGEST.test(state.digest)) previous.digest = state.digest;
   if (state.artifactKind !== undefined) previous.artifactKind = state.artifactKind;
-  const resolvedRef = getString(status, 'resolvedRef');
+  const resolvedRef = checks.string(status, 'resolvedRef', MAX_STATUS_MESSAGE);
   if (resolvedRef !== undefined) previous.resolvedRef = resolvedRef;
-  const staged = getString(status, 'staged');
+  const staged = checks.string(status, 'staged', MAX_STATUS_MESSAGE);
   if (staged !== undefined) previous.staged = staged;
   if (state.progress !== undefined) previous.progress = state.progress;
   if (state.verified !== undefined) previous.verified = state.verified;
   if (state.commit !== undefined) previous.commit = state.commit;
   if (state.sizeGiB !== undefined) previous.sizeGiB = state.sizeGiB;
-  const reverifiedFor = getString(status, 'reverifiedFor');
+  const reverifiedFor = checks.string(status, 'reverifiedFor', MAX_STATUS_MESSAGE);
   if (reverifiedFor !== undefined) previous.reverifiedFor = reverifiedFor;
+  const all = [...problems, ...checks.problems];
+  if (all.length > 0) previous.problems = all;
   return previous;
 }
 
@@ -72,6 +84,8 @@ export function previousStatus(status: JsonObject): PreviousStatus {
  */
 export interface HandOver {
   orphanOnDelete: boolean;
+  /** The cache every composed remote object is marked as belonging to (owner.ts). */
+  owner?: Owner;
 }
 
 function orphaned(resource: JsonObject): JsonObject {
@@ -92,12 +106,18 @@ export function report(
   // key not composed this time is not in the response at all.
   const shape = handOver.orphanOnDelete ? orphaned : (resource: JsonObject): JsonObject => resource;
   if (outcome.keepObserved) {
+    const othersOwn = new Set(outcome.othersOwn);
     for (const key of observedKeys(req)) {
       const observed = observedResource(req, key);
-      if (observed) desire(rsp, key, shape(keepObservedObject(observed)), isReady(observed));
+      if (!observed) continue;
+      desire(rsp, key, othersOwn.has(key) ? leaveToOwner(observed) : shape(keepObservedObject(observed)), isReady(observed));
     }
   }
-  for (const [key, resource] of outcome.resources) desire(rsp, key, shape(resource), isReady(observedResource(req, key)));
+  // What is composed says whose it is (the workload namespace excepted: every cache of a team shares it).
+  const { owner } = handOver;
+  const mark = (key: string, resource: JsonObject): JsonObject =>
+    owner === undefined || SHARED_KEYS.has(key) ? resource : withOwner(resource, owner);
+  for (const [key, resource] of outcome.resources) desire(rsp, key, shape(mark(key, resource)), isReady(observedResource(req, key)));
   // Told only once it holds for every Object as observed: the parent deletes this XR on that word. After a
   // hand-over is called off, `false` until every Object that should delete its remote object can again.
   const observedCanDelete = (key: string): boolean => canDeleteRemote(observedResource(req, key));
@@ -142,6 +162,12 @@ export function report(
     orphanOnDelete,
   });
   setCondition(rsp, { type: ARTIFACT_READY, status: outcome.phase === 'Ready', reason: outcome.reason, message: outcome.message });
+  // What the cluster wrote back (and this XR's own last status), as checked: named here when any of it was refused.
+  const refused = [...(previous.problems ?? []), ...(outcome.refused ?? [])];
+  const reports = reportsCondition(refused, `every report read from ${cluster} passed its checks`);
+  setCondition(rsp, reports);
+  const before = conditionOf(req.observed?.composite?.resource, REPORTS_ACCEPTED);
+  if (refused.length > 0 && before?.message !== reports.message) warningEvent(rsp, REPORTS_REASON.refused, reports.message ?? '');
 
   // Events, each once: on the reconcile where what it says became true. The
   // last status says what was true before (a Warning repeated every minute

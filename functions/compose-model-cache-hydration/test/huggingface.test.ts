@@ -71,6 +71,7 @@ describe('upstream cases, ported to the child', () => {
               name: PVC,
               namespace: 'default',
               labels: { 'modelplane.ai/modelcache': 'qwen', 'modelplane.ai/namespace': 'ml-team' },
+              annotations: { 'modelplane.ai/owner-6f168f982eb9': 'ModelCache qwen in namespace ml-team' },
             },
             spec: { accessModes: ['ReadWriteMany'], storageClassName: 'modelplane-rwx', resources: { requests: { storage: '20Gi' } } },
           },
@@ -92,7 +93,11 @@ describe('upstream cases, ported to the child', () => {
               name: JOB,
               namespace: 'default',
               labels: { 'modelplane.ai/modelcache': 'qwen', 'modelplane.ai/namespace': 'ml-team' },
-              annotations: { 'modelplane.ai/artifact': REPO, 'modelplane.ai/attempt': '1' },
+              annotations: {
+                'modelplane.ai/artifact': REPO,
+                'modelplane.ai/attempt': '1',
+                'modelplane.ai/owner-6f168f982eb9': 'ModelCache qwen in namespace ml-team',
+              },
             },
             spec: {
               backoffLimit: 3,
@@ -170,6 +175,7 @@ describe('upstream cases, ported to the child', () => {
               name: AUTH,
               namespace: 'default',
               labels: { 'modelplane.ai/modelcache': 'qwen', 'modelplane.ai/namespace': 'ml-team' },
+              annotations: { 'modelplane.ai/owner-6f168f982eb9': 'ModelCache qwen in namespace ml-team' },
             },
             data: { HF_TOKEN: TOKEN_B64 },
           },
@@ -316,6 +322,15 @@ describe('upstream cases, ported to the child', () => {
     expect(results(rsp)).toEqual([]); // already Ready: no event
   });
 
+  it('a claim already there whose token is gone is kept, and the message says staging needs the token', async () => {
+    const first = await firstPass(HF);
+    const rsp = await run(resolved({ xr: hydration(HF_AUTH), secret: null, observed: { pvc: observe(first['pvc']!, bound) } }));
+    expect(Object.keys(desiredResources(rsp))).toEqual(['pvc']);
+    const message = condition(rsp, 'ArtifactReady')?.message ?? '';
+    expect(condition(rsp, 'ArtifactReady')?.reason).toBe('AuthSecretMissing');
+    expect(message).toBe("authSecret ml-team/hf-token is missing or has no key 'HF_TOKEN': nothing is downloaded without it, staged weights are kept (an upgrade from upstream v0.3.1 downloads once more: docs/migration.md)");
+  });
+
   it('authSecret unresolved requires it and returns early', async () => {
     const rsp = await run({ meta: { tag: 't' }, observed: { composite: hydration(HF_AUTH) } });
     expect(rsp.requirements?.resources).toEqual({
@@ -341,7 +356,7 @@ describe('upstream cases, ported to the child', () => {
     ['authSecret that does not exist composes PVC and warns', null],
   ])('%s', async (_name, secret) => {
     const rsp = await run(resolved({ xr: hydration(HF_AUTH), secret }));
-    const warning = "authSecret ml-team/hf-token is missing or has no key 'HF_TOKEN'";
+    const warning = "authSecret ml-team/hf-token is missing or has no key 'HF_TOKEN': nothing is downloaded without it, staged weights are kept (an upgrade from upstream v0.3.1 downloads once more: docs/migration.md)";
     expect(Object.keys(desiredResources(rsp))).toEqual(['pvc']);
     expect(compositeStatus(rsp)).toEqual({ phase: 'Pending', message: warning, sizeGiB: 20 });
     expect(condition(rsp, 'ArtifactReady')).toEqual({ status: 'STATUS_CONDITION_FALSE', reason: 'AuthSecretMissing', message: warning });

@@ -95,6 +95,7 @@ describe('first compose', () => {
       name: RESOLVER,
       namespace: 'default',
       labels: { 'modelplane.ai/modelcache': 'qwen', 'modelplane.ai/namespace': 'ml-team' },
+      annotations: { 'modelplane.ai/owner-6f168f982eb9': 'ModelCache qwen in namespace ml-team' },
     };
     const wrapper = (manifest: JsonObject, extra: JsonObject = {}) => ({
       apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
@@ -135,7 +136,10 @@ describe('first compose', () => {
       metadata: JsonObject;
       spec: { backoffLimit: number; ttlSecondsAfterFinished: number; template: { spec: Record<string, unknown> } };
     };
-    expect(manifest.metadata).toEqual({ ...metadata, annotations: { 'modelplane.ai/artifact': REF, 'modelplane.ai/attempt': '1' } });
+    expect(manifest.metadata).toEqual({
+      ...metadata,
+      annotations: { 'modelplane.ai/artifact': REF, 'modelplane.ai/attempt': '1', ...metadata.annotations },
+    });
     expect([manifest.spec.backoffLimit, manifest.spec.ttlSecondsAfterFinished]).toEqual([3, 180]);
     const pod = manifest.spec.template.spec as {
       serviceAccountName: string;
@@ -336,7 +340,7 @@ describe('failed', () => {
     const rsp = await run(resolved({ xr: hydration(OCI), cluster: CLUSTER, observed }));
     expect(compositeStatus(rsp)).toEqual({
       phase: 'Failed',
-      message: `${REF} could not be resolved on cluster-a: the resolver reported a malformed digest "sha256:xyz"`,
+      message: `${REF} could not be resolved on cluster-a: the resolver reported a malformed digest (it is not a sha256 digest (sha256: and 64 lower-case hex digits))`,
     });
   });
 });

@@ -43,6 +43,7 @@ describe('staged claims belong to their namespace', () => {
       name: cacheNames('ml-team', 'qwen').pvc,
       namespace: 'default',
       labels: { 'modelplane.ai/modelcache': 'qwen', 'modelplane.ai/namespace': 'ml-team' },
+      annotations: { 'modelplane.ai/owner-6f168f982eb9': 'ModelCache qwen in namespace ml-team' },
     });
   });
 

@@ -8,7 +8,25 @@ import { InputError, parseModelSource, type JsonObject } from '#lib';
 import { compositeStatus, condition, desiredResources, manifestOf, type TestResource, type TestResponse } from '#testing';
 import { artifactOf } from '../src/huggingface.js';
 import { bytes, duration, parseReport, percentOf, progressOf } from '../src/progress.js';
-import { HF, HF_AUTH, REPO, TOKEN, TOKEN_B64, hydration, jobRemote, observe, resolved, run, tokenSecret, type World } from './support.js';
+import {
+  HF as HF_20,
+  HF_AUTH as HF_AUTH_20,
+  REPO,
+  TOKEN,
+  TOKEN_B64,
+  hydration,
+  jobRemote,
+  observe,
+  resolved,
+  run,
+  tokenSecret,
+  type World,
+} from './support.js';
+
+// The reports below are of 100 GiB of files: a claim of 120 GiB holds them (a report of more than its claim is refused).
+const SIZE_GIB = 120;
+const HF: JsonObject = { ...HF_20, huggingFace: { ...(HF_20['huggingFace'] as JsonObject), sizeGiB: SIZE_GIB } };
+const HF_AUTH: JsonObject = { ...HF_AUTH_20, huggingFace: { ...(HF_AUTH_20['huggingFace'] as JsonObject), sizeGiB: SIZE_GIB } };
 
 const JOB = 'modelcache-ml-team-qwen-hydrate-256ec';
 const SIZER = 'modelcache-ml-team-qwen-size-0415e';
@@ -255,7 +273,7 @@ describe('sizeGiB resolved on the workload cluster', () => {
   it('takes an explicit sizeGiB as given and runs no sizing Job (the download refuses files that do not fit it)', async () => {
     const desired = await firstPass(HF);
     expect(desired).not.toHaveProperty('size');
-    expect(JSON.stringify(desired['hydrate'])).toContain('--size-gib=20');
+    expect(JSON.stringify(desired['hydrate'])).toContain(`--size-gib=${SIZE_GIB}`);
   });
 });
 
@@ -319,7 +337,7 @@ describe('the pure helpers', () => {
   });
 
   it('reads Verified as 100% whatever the last byte count said', () => {
-    const parsed = parseReport(report({ state: 'Verified', bytesDone: 5 }));
+    const parsed = parseReport(report({ state: 'Verified', bytesDone: 5 })).report;
     expect(parsed && progressOf(parsed).percent).toBe(100);
   });
 });

@@ -2,6 +2,7 @@
 // each group changes in what is composed, per-cluster overrides, the per-team
 // workload namespace, and a Fatal naming the field for every bad setting.
 
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { NAMESPACE_POLICIES, SETTINGS_API_VERSION, WORKLOAD_NAMESPACE_ENV, childName, type JsonObject } from '#lib';
 import { compositeStatus, desiredResources, inferenceCluster, manifestOf } from '#testing';
@@ -165,7 +166,8 @@ describe('image volumes, declared by the platform team', () => {
     config: { mediaType: 'application/vnd.oci.image.config.v1+json' },
     layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip' }],
   });
-  const DIGEST = `sha256:${'a'.repeat(64)}`;
+  // The resolver writes the sha256 of the very manifest it read (the function checks it).
+  const DIGEST = `sha256:${createHash('sha256').update(IMAGE_MANIFEST).digest('hex')}`;
   async function resolvedImage(cluster: JsonObject, input?: JsonObject) {
     const first = await compose({ xr: hydration(OCI), cluster }, input);
     const result = observe(desiredResources(first)['resolve-result']!, {

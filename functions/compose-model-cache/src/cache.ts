@@ -21,8 +21,9 @@ import {
   hydrationName,
   isReady,
   newResponse,
-  readCacheState,
+  readCacheStateChecked,
   readComposite,
+  reportsCondition,
   requireResources,
   requiredResources,
   requirementLabels,
@@ -33,6 +34,7 @@ import {
   shardName,
   type ClusterCacheState,
   type JsonObject,
+  type ReportProblem,
   type ResourceSelector,
   type RunFunctionRequest,
   type RunFunctionResponse,
@@ -129,7 +131,8 @@ export function composeCache(req: RunFunctionRequest): RunFunctionResponse {
   for (const plan of plans) composeOnCache(rsp, cache, plan, stamp, steps.get(plan.cluster));
 
   // Report.
-  const entries = rollUp(cache, plans, observed, holder);
+  const refused: ReportProblem[] = [];
+  const entries = rollUp(cache, plans, observed, holder, refused);
   const counts = phaseCounts(entries);
   const listAll = entries.length <= CLUSTER_LIST_LIMIT;
   setCompositeStatus(rsp, {
@@ -147,6 +150,8 @@ export function composeCache(req: RunFunctionRequest): RunFunctionResponse {
   setCondition(rsp, clustersMatched(footprint));
   const artifact = artifactReady(footprint, entries);
   setCondition(rsp, artifact);
+  // What the shards and children wrote, as checked: a field that failed is not rolled up, and is named here.
+  setCondition(rsp, reportsCondition(refused, `every shard's and child's status passed its checks`));
   const staged = artifact.reason === REASON.Staged;
   // Explicitly false otherwise: with no composed resources Crossplane would call the XR ready.
   setCompositeReady(rsp, staged);
@@ -210,6 +215,7 @@ function rollUp(
   plans: readonly ClusterPlan[],
   observed: ObservedComposed,
   holder: ReadonlyMap<string, number>,
+  refused: ReportProblem[],
 ): ClusterEntry[] {
   const entries: ClusterEntry[] = [];
   for (const plan of plans) {
@@ -217,23 +223,23 @@ function rollUp(
       case 'member': {
         const index = holder.get(plan.cluster);
         const shard = index === undefined ? undefined : observed.shards.get(index);
-        const entry = shardEntry(cache, plan.cluster, shard, index ?? 0);
+        const entry = shardEntry(cache, plan.cluster, shard, index ?? 0, refused);
         // Said here at once, not a round later when the shard has seen it; never twice.
         if (plan.keep !== undefined && !(entry.state.message ?? '').startsWith(plan.keep)) entry.note = plan.keep;
         entries.push(entry);
         break;
       }
       case 'handover':
-        entries.push(childEntry(cache, plan.cluster, plan.child));
+        entries.push(childEntry(cache, plan.cluster, plan.child, refused));
         break;
       case 'keep-flat':
-        entries.push({ ...childEntry(cache, plan.cluster, plan.child), note: plan.note });
+        entries.push({ ...childEntry(cache, plan.cluster, plan.child, refused), note: plan.note });
         break;
       case 'upgrade': {
         // Not what the old layout last said (it may have said Ready): the child re-stages in the hub layout,
         // and a cluster is never reported Ready before its child is.
         const entry = plan.child
-          ? childEntry(cache, plan.cluster, plan.child)
+          ? childEntry(cache, plan.cluster, plan.child, refused)
           : { name: plan.cluster, state: { phase: 'Pending' as const } };
         entries.push({ ...entry, note: plan.note });
         break;
@@ -243,11 +249,11 @@ function rollUp(
   return entries.sort((a, b) => compareNames(a.name, b.name));
 }
 
-function childEntry(cache: ModelCache, cluster: string, child: JsonObject): ClusterEntry {
+function childEntry(cache: ModelCache, cluster: string, child: JsonObject, refused: ReportProblem[]): ClusterEntry {
   const status = getIn(child, 'status');
   const state: ClusterCacheState =
     typeof getIn(status, 'phase') === 'string'
-      ? readCacheState(status)
+      ? checked(status, `the status of ModelCacheHydration ${hydrationName(cache.namespace, cache.name, cluster)}`, refused)
       : {
           phase: 'Pending',
           message: `waiting for ModelCacheHydration ${hydrationName(cache.namespace, cache.name, cluster)} to report its status`,
@@ -260,7 +266,20 @@ function childEntry(cache: ModelCache, cluster: string, child: JsonObject): Clus
   return entry;
 }
 
-function shardEntry(cache: ModelCache, cluster: string, shard: ObservedShard | undefined, index: number): ClusterEntry {
+/** A status read as checked; what fails goes to `refused`. */
+function checked(status: unknown, label: string, refused: ReportProblem[]): ClusterCacheState {
+  const { state, problems } = readCacheStateChecked(status, label);
+  refused.push(...problems);
+  return state;
+}
+
+function shardEntry(
+  cache: ModelCache,
+  cluster: string,
+  shard: ObservedShard | undefined,
+  index: number,
+  refused: ReportProblem[],
+): ClusterEntry {
   const raw = shard?.entries.get(cluster);
   if (raw === undefined) {
     return {
@@ -269,7 +288,8 @@ function shardEntry(cache: ModelCache, cluster: string, shard: ObservedShard | u
     };
   }
   // The shard's entry already carries its note in the message: copied as it is.
-  const entry: ClusterEntry = { name: cluster, state: readCacheState(raw) };
+  const label = `ModelCacheShard ${shardName(cache.namespace, cache.name, index)}'s entry for ${cluster}`;
+  const entry: ClusterEntry = { name: cluster, state: checked(raw, label, refused) };
   if (shard?.authMissing.has(cluster)) entry.authMissing = entry.state.message ?? 'the authSecret token is missing';
   return entry;
 }

@@ -10,7 +10,16 @@
 //      shard then stamps one of the same name that inherits that status and
 //      adopts what is on the cluster by name.
 
-import { HANDOVER_BATCH, ORPHAN_ON_DELETE_ANNOTATION, getIn, getObject, type JsonObject } from '#lib';
+import {
+  HANDOVER_BATCH,
+  MAX_STATUS_MESSAGE,
+  ORPHAN_ON_DELETE_ANNOTATION,
+  cacheStateFields,
+  getIn,
+  getObject,
+  readCacheState,
+  type JsonObject,
+} from '#lib';
 
 export type HandOverStep = 'orphan' | 'list' | 'release' | 'wait';
 
@@ -43,12 +52,21 @@ export function handOverSteps(clusters: readonly { cluster: string; child: JsonO
 /** Annotations the child carries while it is handed over. */
 export const ORPHAN_ANNOTATIONS: Readonly<Record<string, string>> = { [ORPHAN_ON_DELETE_ANNOTATION]: 'true' };
 
-/** The status a child hands on: all of it but Crossplane's conditions and the hand-over's own word. */
+/** The status fields a child hands on beside its cache state (the XRD's spec.inheritedStatus). */
+const CARRIED_STRINGS = ['resolvedRef', 'staged', 'attemptsFor', 'retryRequest', 'reverifiedFor'] as const;
+
+/**
+ * The status a child hands on: its cache state as checked (lib reports.ts:
+ * a field that fails is not handed on, so a size out of bounds never reaches
+ * the hydration that adopts the claim) and its latches' bounded strings; not
+ * Crossplane's conditions, not the hand-over's own word, nothing unknown.
+ */
 export function inheritableStatus(child: JsonObject): JsonObject {
   const status = getObject(child, 'status') ?? {};
-  const out: JsonObject = {};
-  for (const [field, value] of Object.entries(status)) {
-    if (field !== 'conditions' && field !== 'orphanOnDelete' && value !== undefined && value !== null) out[field] = value;
+  const out = cacheStateFields(readCacheState(status));
+  for (const field of CARRIED_STRINGS) {
+    const value = status[field];
+    if (typeof value === 'string' && value.length <= MAX_STATUS_MESSAGE) out[field] = value;
   }
   return out;
 }

@@ -12,6 +12,6 @@
  * it. At 10%, V8 collects it every call or two (1-3 ms each). With the
  * other two settings, peak RSS at 1,000 clusters, calls one at a time, is
  * 93-94 MB with this flag and 131-132 MB without it. What it costs:
- * BENCHMARKS.md, "How a request is decoded".
+ * docs/design/benchmark-history.md, "Memory".
  */
 export const V8_FLAGS: readonly string[] = ['--heap-growing-percent=10'];

@@ -28,7 +28,8 @@ const CHILD_A = 'modelcache-ml-team-qwen-cluster-a-d4283';
 const HF_MOUNT = toJson(huggingFaceMount({ claimName: cacheNames(NAMESPACE, CACHE).pvc, repo: 'Qwen/Qwen3-0.6B' }));
 const WITH_AUTH = { huggingFace: { repo: 'Qwen/Qwen3-0.6B', sizeGiB: 20, revision: 'main', authSecret: { name: 'hf-token' } } };
 const AUTH_REF = { authSecret: { name: 'hf-token', key: 'HF_TOKEN', namespace: NAMESPACE } };
-const NO_TOKEN = "authSecret ml-team/hf-token is missing or has no key 'HF_TOKEN'";
+const NO_TOKEN =
+  "authSecret ml-team/hf-token is missing or has no key 'HF_TOKEN': nothing is downloaded without it, staged weights are kept (an upgrade from upstream v0.3.1 downloads once more: docs/migration.md)";
 const TOKEN = 'aGYtdG9rZW4tdmFsdWU='; // upstream's fixture token, base64
 
 interface Case {

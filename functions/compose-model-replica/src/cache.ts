@@ -53,10 +53,18 @@ export interface CacheFound {
   clusterLabels?: Record<string, string>;
 }
 
-/** The cluster's entry: its own ModelCacheHydration's report, else the cache's status.clusters[] entry. */
-function entryOf(found: CacheFound, cluster: string): CacheEntry | undefined {
+/**
+ * The cluster's entry: its own ModelCacheHydration's report, else the cache's
+ * status.clusters[] entry. The hydration is found by name, and names join
+ * their parts with "-" (cache "q" on cluster "a-b" and cache "q-a" on cluster
+ * "b" share one, docs/design/names.md): one staging another cache, or another
+ * cluster, is not this cluster's.
+ */
+function entryOf(found: CacheFound, cacheName: string, cluster: string): CacheEntry | undefined {
+  const spec = getIn(found.hydration, 'spec');
   const status = getIn(found.hydration, 'status');
-  if (getString(status, 'phase') !== undefined) return { name: cluster, ...readCacheState(status) };
+  const own = getString(spec, 'cacheName') === cacheName && getString(spec, 'clusterName') === cluster;
+  if (own && getString(status, 'phase') !== undefined) return { name: cluster, ...readCacheState(status) };
   return findCacheEntry(getObject(found.cache, 'status') ?? {}, cluster);
 }
 
@@ -79,7 +87,7 @@ export function decideCache(replica: Replica, cacheName: string, found: CacheFou
       `ModelCache ${cacheName} not found in namespace ${replica.namespace}: create it, or correct spec.modelCacheRef.name`,
     );
   }
-  const entry = entryOf(found, cluster);
+  const entry = entryOf(found, cacheName, cluster);
   if (entry === undefined) {
     if (selects(cache, found.clusterLabels)) {
       return wait(CACHE_REASON.hydrating, `waiting for ModelCache ${cacheName} on ${cluster}: its ModelCacheHydration is not there yet`);

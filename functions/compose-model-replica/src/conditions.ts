@@ -25,6 +25,8 @@ export const REASON = {
   accepted: 'Accepted',
   modelStarting: 'ModelStarting',
   serving: 'Serving',
+  /** An object this replica would compose on its cluster belongs to another XR (docs/design/names.md). */
+  ownedElsewhere: 'OwnedElsewhere',
 } as const;
 
 /** The observed composed resources by key. */

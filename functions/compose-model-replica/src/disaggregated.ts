@@ -7,7 +7,7 @@
 
 import type { V1Container, V1EnvVar, V1Volume } from '@kubernetes/client-node';
 import { InputError, NIXL_SHM_VOLUME, describe } from '#lib';
-import { LABEL_LLMD_ROLE, LABEL_LLMD_SERVING } from './names.js';
+import { LABEL_LLMD_ROLE, LABEL_LLMD_SERVING, servingLabel } from './names.js';
 import { ENGINE_PORT, readinessProbe } from './pod.js';
 import { flagValue } from './routing.js';
 import { servingMember, type Engine, type Phase, type Replica } from './spec.js';
@@ -91,7 +91,7 @@ export function phaseShapings(replica: Replica): Map<string, PhaseShaping> {
     const enginePort = decode ? decodePort(engine, index) : ENGINE_PORT;
     shapings.set(engine.name, {
       phase: engine.phase,
-      labels: { [LABEL_LLMD_ROLE]: decode ? 'decode' : 'prefill', [LABEL_LLMD_SERVING]: 'true', app: replica.name },
+      labels: { [LABEL_LLMD_ROLE]: decode ? 'decode' : 'prefill', [LABEL_LLMD_SERVING]: 'true', app: servingLabel(replica) },
       env: NIXL_ENV.map((e) => structuredClone(e)),
       // Upstream's shared-memory volume for NIXL. Every engine pod already mounts `dshm` at /dev/shm, so
       // upstream's "mount it unless /dev/shm is mounted" never mounts it; it is still declared, as upstream

@@ -16,6 +16,7 @@ import {
   getString,
   hydrationName,
   isObject,
+  leaveToOwner,
   newResponse,
   normalEvent,
   parseReplicaSettings,
@@ -26,6 +27,7 @@ import {
   selectByName,
   setCompositeReady,
   warningEvent,
+  withOwner,
   type CacheMount,
   type InferenceCluster,
   type JsonObject,
@@ -47,6 +49,7 @@ import { disaggregatedRouting, gatewayOf, unifiedRouting } from './routing.js';
 import { readReplica, type Replica } from './spec.js';
 import { DEFAULT_STACK, stackOf, stackShaping, type Stack } from './stack.js';
 import { cacheUsage, keepObserved } from './usage.js';
+import { decideNaming, replicaOwner } from './naming.js';
 
 /**
  * How big a nested part of the request its server decodes with what holds it
@@ -96,6 +99,27 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   const stack = cluster === undefined ? DEFAULT_STACK : stackOf(cluster);
   if (cluster !== undefined) checkGangsStayOnTheirStack(replica, cluster.name, stack, observed);
 
+  // Names: this release's for anything new, upstream's for what already runs under them (naming.ts).
+  const decided = decideNaming(replica, observed);
+  const conflicts = new Set(decided.conflicts.map((c) => c.key));
+  const named: Replica = { ...replica, naming: decided.naming };
+  if (decided.conflicts.length > 0) {
+    const where = replica.spec.clusterName;
+    const [first] = decided.conflicts;
+    const message = `${first!.title} on ${where} belongs to ${first!.owner}${decided.conflicts.length > 1 ? ` (and ${decided.conflicts.length - 1} more of this replica's objects to other owners)` : ''}: this replica leaves it as it is (observed only: never written, never deleted) and starts nothing; rename this ModelReplica, or remove what the other owns`;
+    notServing(rsp, { reason: REASON.ownedElsewhere, message }, { reason: REASON.ownedElsewhere, message });
+    warnOnce(rsp, xr.resource, REASON.ownedElsewhere, message);
+    hold(rsp, replica, observed, conflicts);
+    return rsp;
+  }
+  for (const moved of decided.movedAway) {
+    warningEvent(
+      rsp,
+      REASON.ownedElsewhere,
+      `${moved.title} on ${replica.spec.clusterName} was also written by ${moved.owner}: it is left to it, and this replica composes its own, ${moved.now}`,
+    );
+  }
+
   // Decide: a cluster we can reach, then (with a cache) an entry Ready with a mount we accept.
   if (cluster?.providerConfigName === undefined) {
     const why =
@@ -112,7 +136,7 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
       REASON.waitingForCluster,
       cluster === undefined ? 'Waiting for cluster to be resolved' : 'Waiting for cluster providerConfigRef',
     );
-    hold(rsp, replica, observed);
+    hold(rsp, replica, observed, conflicts);
     return rsp;
   }
 
@@ -138,7 +162,7 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
             },
       );
       if (decision.warn) warnOnce(rsp, xr.resource, decision.reason, decision.message);
-      hold(rsp, replica, observed);
+      hold(rsp, replica, observed, conflicts);
       return rsp;
     }
     cache = cacheShaping(decision.mount);
@@ -148,7 +172,7 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   // Place: beside the cache, else where the engines run, else where the settings say (placement.ts).
   const placed = placeReplica({
     settings,
-    replica,
+    replica: named,
     observed,
     providerConfig: cluster.providerConfigName,
     cluster: cluster.name,
@@ -158,8 +182,11 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   if (placed.namespaceObject) desire(rsp, WORKLOAD_NAMESPACE_KEY, placed.namespaceObject);
 
   // Compose: each engine's workload and claims, the routing in front of them, and the cache's Usage.
-  for (const [key, resource] of serving(placed.replica, cluster, cluster.providerConfigName, stack, phases, cache))
-    desire(rsp, key, resource);
+  // Every object on the cluster says whose it is (the owner's labels and annotation), so another XR can tell.
+  const owner = replicaOwner(replica);
+  const shapes = replica.spec.servingMode === 'PrefillDecode' ? phaseShapings(placed.replica) : phases;
+  for (const [key, resource] of serving(placed.replica, cluster, cluster.providerConfigName, stack, shapes, cache))
+    desire(rsp, key, withOwner(resource, owner));
   if (cacheName !== undefined) desire(rsp, USAGE_KEY, cacheUsage(replica, cacheName));
 
   // Report.
@@ -227,10 +254,12 @@ function checkGangsStayOnTheirStack(replica: Replica, clusterName: string, stack
  * Not serving yet (or not any more): start nothing new, but keep everything
  * already composed and observed exactly as it is, so a cluster that is
  * briefly unreadable or a cache that flaps never tears down a serving model.
+ * An object another XR owns (`othersOwn`) is kept observe-only: never written,
+ * and never deleted when this replica goes.
  * The Usage is composed whenever a cache is referenced. The XR is not ready.
  */
-function hold(rsp: RunFunctionResponse, replica: Replica, observed: Observed): void {
-  for (const [key, resource] of observed) desire(rsp, key, keepObserved(resource));
+function hold(rsp: RunFunctionResponse, replica: Replica, observed: Observed, othersOwn: ReadonlySet<string> = new Set()): void {
+  for (const [key, resource] of observed) desire(rsp, key, othersOwn.has(key) ? leaveToOwner(resource) : keepObserved(resource));
   const cacheName = replica.spec.modelCacheRef?.name;
   if (cacheName !== undefined) desire(rsp, USAGE_KEY, cacheUsage(replica, cacheName));
   markReady(rsp, observed);

@@ -1,9 +1,10 @@
-// Names, labels and desired-resource keys. They are upstream Modelplane
-// v0.3.1's, byte for byte: a replica composed by upstream is taken over by
-// this function without renaming (and so without recreating) anything.
+// Labels, desired-resource keys and the names of what a replica composes on
+// its workload cluster. The names are the library's (replicaNames: unique per
+// XR; upstreamReplicaNames: upstream v0.3.1's, for what already runs under
+// them); which one each engine and the routing use is decided once per
+// reconcile (naming.ts) and carried on the Replica.
 
-import { hash } from 'node:crypto';
-import { childName } from '#lib';
+import type { ReplicaNameSet } from '#lib';
 import type { Engine, Member, Replica } from './spec.js';
 
 /** On every serving pod (Standalone pods, gang leaders): the InferencePool selects on it. */
@@ -24,64 +25,34 @@ export const LABEL_LLMD_SERVING = 'llm-d.ai/inference-serving';
 /** The pod-level DRA claim, and the last part of its template's name. */
 export const POD_CLAIM = 'devices';
 
-/** The label value the serving pods share: the replica's own name. */
+/** The label value the serving pods share, and the InferencePool's selector. */
 export function servingLabel(replica: Replica): string {
-  return replica.name;
+  return replica.naming.routing.serving;
+}
+
+/** The names one engine's workload and claim templates go by. */
+export function engineNames(replica: Replica, engine: Engine): ReplicaNameSet {
+  return replica.naming.engines.get(engine.name) ?? replica.naming.fresh;
 }
 
 /**
- * The Deployment or LeaderWorkerSet of one engine. Always engine-qualified, so
- * it never equals the replica name: a LeaderWorkerSet's controller creates a
- * headless Service named after it, and would not if a Service of that name
- * already existed.
+ * The Deployment of a Standalone engine (and its pods' workload label). Always
+ * engine-qualified, so it never equals the replica's own name: a
+ * LeaderWorkerSet's controller creates a headless Service named after it, and
+ * would not if a Service of that name already existed.
  */
 export function engineName(replica: Replica, engine: Engine): string {
-  return childName(replica.name, engine.name);
+  return engineNames(replica, engine).deployment(engine.name);
 }
 
-/**
- * A Service's name must be a DNS-1035 label, which starts with a letter; a
- * replica name may start with a digit (a DNS-1123 label). Upstream composes
- * such a Service name anyway, and Kubernetes refuses it, so no such Service
- * exists to take over: a name that doesn't start with a letter gets one in
- * front ("mr-", for ModelReplica), hashed to fit 63 characters. A name that
- * does is left exactly as upstream has it.
- */
-export function serviceSafe(name: string): string {
-  return /^[a-z]/.test(name) ? name : childName('mr', name);
-}
-
-/** A gang's LeaderWorkerSet: its controller creates a headless Service of the same name, so it must be Service-safe. */
+/** A gang's LeaderWorkerSet: its controller creates a headless Service of the same name, so it is Service-safe. */
 export function leaderWorkerSetName(replica: Replica, engine: Engine): string {
-  return serviceSafe(engineName(replica, engine));
+  return engineNames(replica, engine).leaderWorkerSet(engine.name);
 }
 
-/**
- * Grove refuses a PodCliqueSet whose own name plus its scaling group's and
- * clique's names (and the indices between them) run past 45 characters; its
- * pods are named `<pcs>-<i>-gang-<j>-worker-<k>`. Upstream's newer code budgets
- * 24 for the PodCliqueSet and hashes like childName within it.
- */
-export const GROVE_NAME_MAX = 24;
-const GROVE_HASH_LENGTH = 5;
-
-/**
- * A Leader/Worker engine's PodCliqueSet on the Dynamo stack: upstream's
- * `grove_pcs_name`, byte for byte: `<replica>-<engine>` cut to 18 characters,
- * trailing dashes removed, then "-" and the first five hex digits of the
- * SHA-256 of the whole, uncut string (so two names cut to one prefix differ).
- * Grove creates a headless Service per PodCliqueSet replica named after it,
- * and a Service name must start with a letter: a replica name that starts
- * with a digit gets "mr-" in front before the cut (upstream composes a name
- * Grove's Service can't take, so no such object exists to take over).
- */
+/** A Leader/Worker engine's PodCliqueSet on the Dynamo stack (Grove's 24-character budget, Service-safe). */
 export function groveName(replica: Replica, engine: Engine): string {
-  const plain = `${replica.name}-${engine.name}`;
-  const full = /^[a-z]/.test(plain) ? plain : `mr-${plain}`;
-  const digest = hash('sha256', full, 'hex').slice(0, GROVE_HASH_LENGTH);
-  let prefix = full.slice(0, GROVE_NAME_MAX - GROVE_HASH_LENGTH - 1);
-  while (prefix.endsWith('-')) prefix = prefix.slice(0, -1);
-  return `${prefix}-${digest}`;
+  return engineNames(replica, engine).podCliqueSet(engine.name);
 }
 
 /** `standalone`, `leader` or `worker`: one member per role in an engine, so it tells members apart. */
@@ -91,7 +62,7 @@ export function memberRole(member: Member): string {
 
 /** Flat (not nested on engineName), as upstream: `<replica>-<engine>-<role>-devices-<hash>`. */
 export function claimTemplateName(replica: Replica, engine: Engine, member: Member): string {
-  return childName(replica.name, engine.name, memberRole(member), POD_CLAIM);
+  return engineNames(replica, engine).claimTemplate(engine.name, memberRole(member));
 }
 
 // Desired-resource keys.
@@ -114,35 +85,21 @@ export const EPP_KEYS = {
 /** The Usage that keeps the referenced ModelCache from being deleted while this replica exists. */
 export const USAGE_KEY = 'model-cache-usage';
 
-const DNS_LABEL_MAX = 63;
-
-/**
- * `<replica>-<suffix>`, upstream's plain name, whenever it fits a DNS label.
- * Upstream composes it even when it does not (a 63-character replica name
- * gives a 67-character Service that Kubernetes refuses), so no object with
- * such a name can exist: past 63 characters we hash instead, and the pool,
- * picker and route always agree because they all come from here.
- */
-function routingName(replica: Replica, suffix: string): string {
-  const plain = `${replica.name}-${suffix}`;
-  return plain.length <= DNS_LABEL_MAX ? plain : childName(replica.name, suffix);
-}
-
-/** The HTTPRoute: the replica's own name (a DNS label, checked when the spec is read). */
+/** The HTTPRoute. */
 export function routeName(replica: Replica): string {
-  return replica.name;
+  return replica.naming.routing.route;
 }
 export function poolName(replica: Replica): string {
-  return routingName(replica, 'pool');
+  return replica.naming.routing.pool;
 }
 /** The endpoint picker's ServiceAccount, Role, RoleBinding, ConfigMap and Deployment. */
 export function eppName(replica: Replica): string {
-  return routingName(replica, 'epp');
+  return replica.naming.routing.epp;
 }
 
-/** The endpoint picker's Service, which the InferencePool names: eppName, Service-safe. */
+/** The endpoint picker's Service, which the InferencePool names: Service-safe. */
 export function eppServiceName(replica: Replica): string {
-  return serviceSafe(eppName(replica));
+  return replica.naming.routing.eppService;
 }
 
 /** Every engine's workload key, in engine order: the replica serves only when all of them do. */

@@ -15,8 +15,10 @@ import {
   optional,
   record,
   refine,
+  replicaNames,
   string,
   type Composite,
+  type ReplicaNameSet,
   type Parser,
 } from '#lib';
 
@@ -110,6 +112,18 @@ export interface Replica {
   spec: ReplicaSpec;
   /** Where everything it composes on the workload cluster goes: `default`, until fn.ts places it (settings.ts). */
   workloadNamespace: string;
+  /** The names of what it composes there: this release's, until naming.ts keeps upstream's for what runs under them. */
+  naming: ReplicaNaming;
+}
+
+/** Which names each part of a replica goes by (docs/design/names.md). */
+export interface ReplicaNaming {
+  /** This release's names, unique per XR: everything new. */
+  fresh: ReplicaNameSet;
+  /** Per engine (its workload and claim templates), when not `fresh`: upstream's, which it already runs under. */
+  engines: ReadonlyMap<string, ReplicaNameSet>;
+  /** The pool, route, endpoint picker and serving label: `fresh`, or upstream's when they already run under them. */
+  routing: ReplicaNameSet;
 }
 
 // The XRD's bounds, repeated so a replica that skipped admission is held to them too.
@@ -299,8 +313,9 @@ const specShape = object({
 
 /** The replica as this function reads it. */
 export function readReplica(xr: Composite): Replica {
-  // The replica name is used raw for the HTTPRoute and in every composed name.
+  // The name and namespace reach every composed name (hashed apart by "/", which neither may hold) and the owner's labels.
   assertNamePart(xr.name, 'metadata.name');
+  assertNamePart(xr.namespace, 'metadata.namespace');
   const parsed = specShape(xr.spec, 'spec');
   const seen = new Set<string>();
   parsed.engines.forEach((e, i) => {
@@ -315,7 +330,14 @@ export function readReplica(xr: Composite): Replica {
   };
   checkPhases(spec);
   if (parsed.modelCacheRef) spec.modelCacheRef = { name: parsed.modelCacheRef.name };
-  return { name: xr.name, namespace: xr.namespace, spec, workloadNamespace: REMOTE_NAMESPACE };
+  const fresh = replicaNames({ namespace: xr.namespace, name: xr.name });
+  return {
+    name: xr.name,
+    namespace: xr.namespace,
+    spec,
+    workloadNamespace: REMOTE_NAMESPACE,
+    naming: { fresh, engines: new Map(), routing: fresh },
+  };
 }
 
 /**

@@ -23,16 +23,37 @@ import {
   manifest,
   modelCache,
   replica,
+  observeAll,
+  remoteMeta,
   requestFor,
   run,
   standaloneEngine,
+  underUpstreamNames,
   type ReplicaOptions,
 } from './support.js';
 import { claimMount, huggingFaceMount, type JsonObject as Json } from '#lib';
 
-const WORKLOAD = 'r-main-bb4e3';
+// This release's names for replica r of ml-team (upstream's, r-main-bb4e3 and r-main-<role>-devices-…, only
+// for what already runs under them: the names tests below).
+const WORKLOAD = 'r-main-f698c';
+const SERVING = 'r-49ee1';
 const claimName = (role: string) =>
-  ({ standalone: 'r-main-standalone-devices-f456f', leader: 'r-main-leader-devices-f58c6', worker: 'r-main-worker-devices-99b8a' })[role];
+  ({ standalone: 'r-main-standalone-devices-aca97', leader: 'r-main-leader-devices-f84ce', worker: 'r-main-worker-devices-d078f' })[role];
+
+/**
+ * Compose a replica once, then again observing everything it composed under
+ * upstream's names, as the release before this one left it.
+ */
+async function upgraded(options: ReplicaOptions): Promise<TestResponse> {
+  const first = await compose(options);
+  return run(
+    requestFor({
+      xr: replica({ name: 'r', ...options }),
+      cluster: cluster(),
+      observed: underUpstreamNames(observeAll(first), options.name ?? 'r'),
+    }),
+  );
+}
 
 /** Compose replica `r` (upstream's backend fixture) on a provisioned cluster-a. */
 function compose(options: ReplicaOptions = {}, cache?: JsonObject): Promise<TestResponse> {
@@ -43,7 +64,7 @@ function claimTemplate(count: number, role: string): JsonObject {
   return {
     apiVersion: 'resource.k8s.io/v1',
     kind: 'ResourceClaimTemplate',
-    metadata: { name: claimName(role)!, namespace: 'default' },
+    metadata: remoteMeta(claimName(role)!),
     spec: {
       spec: {
         devices: {
@@ -60,12 +81,12 @@ const NATIVE_WANT: Record<string, JsonObject> = {
   'model-serving-main': {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: WORKLOAD, namespace: 'default' },
+    metadata: remoteMeta(WORKLOAD),
     spec: {
       replicas: 1,
       selector: { matchLabels: { 'modelplane.ai/workload': WORKLOAD } },
       template: {
-        metadata: { labels: { 'modelplane.ai/serving': 'r', 'modelplane.ai/workload': WORKLOAD } },
+        metadata: { labels: { 'modelplane.ai/serving': SERVING, 'modelplane.ai/workload': WORKLOAD } },
         spec: {
           containers: [
             {
@@ -126,13 +147,13 @@ const LLMD_WANT: Record<string, JsonObject> = {
   'model-serving-main': {
     apiVersion: 'leaderworkerset.x-k8s.io/v1',
     kind: 'LeaderWorkerSet',
-    metadata: { name: WORKLOAD, namespace: 'default' },
+    metadata: remoteMeta(WORKLOAD),
     spec: {
       replicas: 1,
       leaderWorkerTemplate: {
         size: 2,
         leaderTemplate: {
-          metadata: { labels: { 'modelplane.ai/serving': 'r', 'modelplane.ai/lws-role': 'leader' } },
+          metadata: { labels: { 'modelplane.ai/serving': SERVING, 'modelplane.ai/lws-role': 'leader' } },
           spec: gangPod(gangContainer(true, LEADER_CMD), 'leader'),
         },
         workerTemplate: { spec: gangPod(gangContainer(false, WORKER_CMD), 'worker') },
@@ -220,7 +241,7 @@ describe('pod metadata', () => {
     });
     const meta = at(manifest(await compose({ engines: [engine] }), 'model-serving-main'), 'spec', 'template', 'metadata');
     expect(meta).toEqual({
-      labels: { 'example.com/role': 'standalone', 'modelplane.ai/serving': 'r', 'modelplane.ai/workload': WORKLOAD },
+      labels: { 'example.com/role': 'standalone', 'modelplane.ai/serving': SERVING, 'modelplane.ai/workload': WORKLOAD },
       annotations: { 'example.com/config': 'standalone' },
     });
   });
@@ -232,7 +253,7 @@ describe('pod metadata', () => {
     });
     const rsp = await compose({ engines: [engine] });
     expect(lwsTemplate(rsp, 'leaderTemplate')['metadata']).toEqual({
-      labels: { 'example.com/role': 'leader', 'modelplane.ai/serving': 'r', 'modelplane.ai/lws-role': 'leader' },
+      labels: { 'example.com/role': 'leader', 'modelplane.ai/serving': SERVING, 'modelplane.ai/lws-role': 'leader' },
       annotations: { 'example.com/config': 'leader' },
     });
     expect(lwsTemplate(rsp, 'workerTemplate')['metadata']).toEqual({
@@ -308,16 +329,26 @@ describe('names', () => {
     ['route path', 'model-route', ['spec', 'rules', 0, 'matches', 0, 'path', 'value'], '/ml-team/qwen-0/'],
     ['InferencePool', 'inference-pool', ['metadata', 'name'], 'qwen-0-pool'],
     ['endpoint picker', 'epp', ['metadata', 'name'], 'qwen-0-epp'],
-  ])('upstream names for replica qwen-0: %s', async (_what, key, path, want) => {
-    const rsp = await compose({ name: 'qwen-0' });
+  ])('upstream names for replica qwen-0, kept by a replica that runs under them: %s', async (_what, key, path, want) => {
+    const rsp = await upgraded({ name: 'qwen-0' });
     expect(at(manifest(rsp, key), ...path)).toBe(want);
   });
 
-  it('upstream names for a gang of replica qwen-0', async () => {
-    const rsp = await compose({ name: 'qwen-0', engines: [GANG] });
+  it('upstream names for a gang of replica qwen-0, kept by a replica that runs under them', async () => {
+    const rsp = await upgraded({ name: 'qwen-0', engines: [GANG] });
     expect(at(manifest(rsp, 'resource-claim-main-leader'), 'metadata', 'name')).toBe('qwen-0-main-leader-devices-08577');
     expect(at(manifest(rsp, 'resource-claim-main-worker'), 'metadata', 'name')).toBe('qwen-0-main-worker-devices-69951');
     expect(at(manifest(rsp, 'model-serving-main'), 'metadata', 'name')).toBe('qwen-0-main-7c37f');
+  });
+
+  it.each([
+    ['Deployment / LWS name', 'model-serving-main', 'qwen-0-main-4a818'],
+    ['RCT of a Standalone member', 'resource-claim-main-standalone', 'qwen-0-main-standalone-devices-6af94'],
+    ['HTTPRoute', 'model-route', 'qwen-0-a0ebc'],
+    ['InferencePool', 'inference-pool', 'qwen-0-pool-7efa6'],
+    ['endpoint picker', 'epp', 'qwen-0-epp-b67c2'],
+  ])('a new replica qwen-0 gets names that carry its namespace: %s', async (_what, key, want) => {
+    expect(at(manifest(await compose({ name: 'qwen-0' }), key), 'metadata', 'name')).toBe(want);
   });
 });
 
@@ -531,6 +562,7 @@ describe('a replica that got past the XRD is refused naming the field', () => {
     ],
     ['copies 0', { engines: [standaloneEngine('main', { copies: 0 })] }, 'spec.engines[0].copies must be an integer from 1 to 64 (got 0)'],
     ['a replica name that is not a DNS label', { name: 'R.1' }, 'metadata.name must be a DNS label'],
+    ['a replica namespace that is not a DNS label', { namespace: 'slash/inside' }, 'metadata.namespace must be a DNS label'],
   ])('%s', async (_name, options, message) => {
     const rsp = await run(requestFor({ xr: replica(options), cluster: cluster() }));
     expect(rsp.results).toHaveLength(1);

@@ -14,6 +14,7 @@ import {
   PROVIDER_CONFIG,
   cluster,
   observeAll,
+  remoteMeta,
   replica,
   requestFor,
   run,
@@ -62,7 +63,8 @@ function object(manifest: JsonObject, readiness: JsonObject = { policy: 'Success
   };
 }
 const workloadReadiness = { policy: 'DeriveFromCelQuery', celQuery: AVAILABLE_CEL };
-const meta = (name: string) => ({ name, namespace: 'default' });
+/** Upstream's metadata, plus the owner's labels and annotation every remote object carries here (docs/design/names.md). */
+const meta = (name: string) => remoteMeta(name, 'test-replica');
 
 /** All ten objects upstream composes for the fixture (the newer golden compares every one). */
 const WANT_RESOURCES: Record<string, JsonObject> = {
@@ -70,12 +72,12 @@ const WANT_RESOURCES: Record<string, JsonObject> = {
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
-      metadata: meta('test-replica-main-6b608'),
+      metadata: meta('test-replica-main-7d08b'),
       spec: {
         replicas: 1,
-        selector: { matchLabels: { 'modelplane.ai/workload': 'test-replica-main-6b608' } },
+        selector: { matchLabels: { 'modelplane.ai/workload': 'test-replica-main-7d08b' } },
         template: {
-          metadata: { labels: { 'modelplane.ai/serving': 'test-replica', 'modelplane.ai/workload': 'test-replica-main-6b608' } },
+          metadata: { labels: { 'modelplane.ai/serving': 'test-replica-0cc29', 'modelplane.ai/workload': 'test-replica-main-7d08b' } },
           spec: {
             containers: [
               {
@@ -90,7 +92,7 @@ const WANT_RESOURCES: Record<string, JsonObject> = {
             ],
             volumes: [{ name: 'dshm', emptyDir: { medium: 'Memory' } }],
             nodeSelector: { 'modelplane.ai/pool': 'frontier' },
-            resourceClaims: [{ name: 'devices', resourceClaimTemplateName: 'test-replica-main-standalone-devices-e609d' }],
+            resourceClaims: [{ name: 'devices', resourceClaimTemplateName: 'test-replica-main-standalone-devices-e5963' }],
             tolerations: [GPU_TOLERATION],
           },
         },
@@ -101,7 +103,7 @@ const WANT_RESOURCES: Record<string, JsonObject> = {
   'model-route': object({
     apiVersion: 'gateway.networking.k8s.io/v1',
     kind: 'HTTPRoute',
-    metadata: meta('test-replica'),
+    metadata: meta('test-replica-0cc29'),
     spec: {
       parentRefs: [{ name: 'inference-gateway', namespace: 'modelplane-system' }],
       rules: [
@@ -109,7 +111,7 @@ const WANT_RESOURCES: Record<string, JsonObject> = {
           matches: [{ path: { type: 'PathPrefix', value: '/ml-team/test-replica/' } }],
           timeouts: { request: '0s' },
           filters: [{ type: 'URLRewrite', urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/' } } }],
-          backendRefs: [{ group: 'inference.networking.k8s.io', kind: 'InferencePool', name: 'test-replica-pool' }],
+          backendRefs: [{ group: 'inference.networking.k8s.io', kind: 'InferencePool', name: 'test-replica-pool-c826b' }],
         },
       ],
     },
@@ -117,7 +119,7 @@ const WANT_RESOURCES: Record<string, JsonObject> = {
   'resource-claim-main-standalone': object({
     apiVersion: 'resource.k8s.io/v1',
     kind: 'ResourceClaimTemplate',
-    metadata: meta('test-replica-main-standalone-devices-e609d'),
+    metadata: meta('test-replica-main-standalone-devices-e5963'),
     spec: {
       spec: {
         devices: {
@@ -131,18 +133,18 @@ const WANT_RESOURCES: Record<string, JsonObject> = {
   'inference-pool': object({
     apiVersion: 'inference.networking.k8s.io/v1',
     kind: 'InferencePool',
-    metadata: meta('test-replica-pool'),
+    metadata: meta('test-replica-pool-c826b'),
     spec: {
-      selector: { matchLabels: { 'modelplane.ai/serving': 'test-replica' } },
+      selector: { matchLabels: { 'modelplane.ai/serving': 'test-replica-0cc29' } },
       targetPorts: [{ number: 8000 }],
-      endpointPickerRef: { name: 'test-replica-epp', port: { number: 9002 }, failureMode: 'FailOpen' },
+      endpointPickerRef: { name: 'test-replica-epp-40fd5', port: { number: 9002 }, failureMode: 'FailOpen' },
     },
   }),
-  'epp-serviceaccount': object({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta('test-replica-epp') }),
+  'epp-serviceaccount': object({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta('test-replica-epp-40fd5') }),
   'epp-role': object({
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'Role',
-    metadata: meta('test-replica-epp'),
+    metadata: meta('test-replica-epp-40fd5'),
     rules: [
       { apiGroups: [''], resources: ['pods'], verbs: ['get', 'watch', 'list'] },
       { apiGroups: ['inference.networking.k8s.io'], resources: ['inferencepools'], verbs: ['get', 'watch', 'list'] },
@@ -152,34 +154,34 @@ const WANT_RESOURCES: Record<string, JsonObject> = {
   'epp-rolebinding': object({
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'RoleBinding',
-    metadata: meta('test-replica-epp'),
-    subjects: [{ kind: 'ServiceAccount', name: 'test-replica-epp', namespace: 'default' }],
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'test-replica-epp' },
+    metadata: meta('test-replica-epp-40fd5'),
+    subjects: [{ kind: 'ServiceAccount', name: 'test-replica-epp-40fd5', namespace: 'default' }],
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'test-replica-epp-40fd5' },
   }),
   'epp-config': object({
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: meta('test-replica-epp'),
+    metadata: meta('test-replica-epp-40fd5'),
     data: { 'epp-config.yaml': UNIFIED_CONFIG },
   }),
   epp: object(
     {
       apiVersion: 'apps/v1',
       kind: 'Deployment',
-      metadata: meta('test-replica-epp'),
+      metadata: meta('test-replica-epp-40fd5'),
       spec: {
         replicas: 1,
-        selector: { matchLabels: { app: 'test-replica-epp' } },
+        selector: { matchLabels: { app: 'test-replica-epp-40fd5' } },
         template: {
-          metadata: { labels: { app: 'test-replica-epp' }, annotations: { 'modelplane.ai/epp-config-checksum': CONFIG_CHECKSUM } },
+          metadata: { labels: { app: 'test-replica-epp-40fd5' }, annotations: { 'modelplane.ai/epp-config-checksum': CONFIG_CHECKSUM } },
           spec: {
-            serviceAccountName: 'test-replica-epp',
+            serviceAccountName: 'test-replica-epp-40fd5',
             containers: [
               {
                 name: 'epp',
                 image: 'ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0',
                 args: [
-                  '--pool-name=test-replica-pool',
+                  '--pool-name=test-replica-pool-c826b',
                   '--pool-namespace=default',
                   '--pool-group=inference.networking.k8s.io',
                   '--config-file=/config/epp-config.yaml',
@@ -192,7 +194,7 @@ const WANT_RESOURCES: Record<string, JsonObject> = {
                 volumeMounts: [{ name: 'config', mountPath: '/config' }],
               },
             ],
-            volumes: [{ name: 'config', configMap: { name: 'test-replica-epp' } }],
+            volumes: [{ name: 'config', configMap: { name: 'test-replica-epp-40fd5' } }],
           },
         },
       },
@@ -202,9 +204,9 @@ const WANT_RESOURCES: Record<string, JsonObject> = {
   'epp-service': object({
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: meta('test-replica-epp'),
+    metadata: meta('test-replica-epp-40fd5'),
     spec: {
-      selector: { app: 'test-replica-epp' },
+      selector: { app: 'test-replica-epp-40fd5' },
       ports: [{ name: 'grpc-ext-proc', port: 9002, targetPort: 9002, appProtocol: 'http2' }],
     },
   }),

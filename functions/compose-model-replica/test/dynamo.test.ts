@@ -23,14 +23,18 @@ import {
   modelCache,
   observeAll,
   podTemplates,
+  remoteMeta,
   replica,
   requestFor,
   run,
   standaloneEngine,
+  underUpstreamNames,
   type ReplicaOptions,
 } from './support.js';
 
 const DYNAMO = 'Dynamo';
+/** The serving label of replica r of ml-team (this release's: unique per XR). */
+const SERVING = 'r-49ee1';
 const GROVE_CEL =
   'has(object.status) && has(object.status.observedGeneration) && object.status.observedGeneration == object.metadata.generation && object.spec.replicas > 0 && has(object.status.availableReplicas) && object.status.availableReplicas >= object.spec.replicas';
 const AVAILABLE_CEL = 'has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Available" && c.status == "True")';
@@ -51,6 +55,16 @@ const LEADER_CMD = [
 ];
 const WORKER_CMD = ['/bin/sh', '-c', 'exec ray start --address=$(MODELPLANE_LEADER_ADDRESS):6379 --block'];
 const GANG = gangEngine('main', { leader: { command: LEADER_CMD }, worker: { command: WORKER_CMD } });
+
+/**
+ * This release's PodCliqueSet name, written out independently: `<replica>-<engine>` ("mr-" first for a digit) cut
+ * to 18, dashes stripped, then 5 hex of the SHA-256 of `<namespace>/<replica>/engine/<engine>`.
+ */
+function groveName(replicaName: string, engineName: string, namespace = 'ml-team'): string {
+  const readable = /^[a-z]/.test(replicaName) ? `${replicaName}-${engineName}` : `mr-${replicaName}-${engineName}`;
+  const hash = createHash('sha256').update(`${namespace}/${replicaName}/engine/${engineName}`).digest('hex').slice(0, 5);
+  return `${readable.slice(0, 18).replace(/-+$/, '')}-${hash}`;
+}
 
 /** Upstream's `grove_pcs_name`, written out independently: cut `<replica>-<engine>` to 18, strip dashes, add 5 hex. */
 function upstreamGroveName(replicaName: string, engineName: string): string {
@@ -76,7 +90,7 @@ const cliqueEngine = (rsp: TestResponse, name: string, key?: string) =>
   at(clique(rsp, name, key), 'spec', 'podSpec', 'containers', 0) as JsonObject;
 
 function claims(role: string): JsonObject[] {
-  const name = { leader: 'r-main-leader-devices-f58c6', worker: 'r-main-worker-devices-99b8a' }[role]!;
+  const name = { leader: 'r-main-leader-devices-f84ce', worker: 'r-main-worker-devices-d078f' }[role]!;
   return [{ name: 'devices', resourceClaimTemplateName: name }];
 }
 
@@ -111,7 +125,7 @@ function claimTemplate(role: string): JsonObject {
   return {
     apiVersion: 'resource.k8s.io/v1',
     kind: 'ResourceClaimTemplate',
-    metadata: { name: claims(role)[0]!['resourceClaimTemplateName'] as string, namespace: 'default' },
+    metadata: remoteMeta(claims(role)[0]!['resourceClaimTemplateName'] as string),
     spec: {
       spec: {
         devices: {
@@ -129,7 +143,7 @@ const GROVE_WANT: Record<string, JsonObject> = {
   'model-serving-main': {
     apiVersion: 'grove.io/v1alpha1',
     kind: 'PodCliqueSet',
-    metadata: { name: upstreamGroveName('r', 'main'), namespace: 'default' },
+    metadata: remoteMeta(groveName('r', 'main')),
     spec: {
       replicas: 1,
       template: {
@@ -139,7 +153,7 @@ const GROVE_WANT: Record<string, JsonObject> = {
         cliques: [
           {
             name: 'leader',
-            labels: { 'modelplane.ai/serving': 'r', ...QUEUE, 'modelplane.ai/clique-role': 'leader' },
+            labels: { 'modelplane.ai/serving': SERVING, ...QUEUE, 'modelplane.ai/clique-role': 'leader' },
             spec: { roleName: 'leader', replicas: 1, minAvailable: 1, podSpec: podSpec(cliqueContainer(true, LEADER_CMD), 'leader') },
           },
           {
@@ -191,7 +205,7 @@ describe('Grove PodCliqueSet (a gang on the Dynamo stack)', () => {
     });
     expect(clique(rsp, 'leader')['labels']).toEqual({
       'example.com/role': 'leader',
-      'modelplane.ai/serving': 'r',
+      'modelplane.ai/serving': SERVING,
       ...QUEUE,
       'modelplane.ai/clique-role': 'leader',
     });
@@ -238,12 +252,12 @@ describe('Grove PodCliqueSet (a gang on the Dynamo stack)', () => {
 
   it('unified routing fronts the leader clique: the pool selects the serving label only the leader carries', async () => {
     const rsp = await compose();
-    expect(at(manifest(rsp, 'inference-pool'), 'spec', 'selector')).toEqual({ matchLabels: { 'modelplane.ai/serving': 'r' } });
+    expect(at(manifest(rsp, 'inference-pool'), 'spec', 'selector')).toEqual({ matchLabels: { 'modelplane.ai/serving': SERVING } });
     expect(clique(rsp, 'worker')['labels']).not.toHaveProperty('modelplane.ai/serving');
   });
 });
 
-describe('the PodCliqueSet name: upstream’s algorithm, capped at 24 characters', () => {
+describe('the PodCliqueSet name: upstream’s shape with the namespace in the hash, capped at 24 characters', () => {
   it.each([
     ['r', 'main'],
     ['qwen-0', 'main'],
@@ -255,8 +269,27 @@ describe('the PodCliqueSet name: upstream’s algorithm, capped at 24 characters
   ])('replica %s, engine %s', async (replicaName, engineName) => {
     const rsp = await compose({ name: replicaName, engines: [gangEngine(engineName)] });
     const name = at(manifest(rsp, `model-serving-${engineName}`), 'metadata', 'name') as string;
-    expect(name).toBe(upstreamGroveName(replicaName, engineName));
+    expect(name).toBe(groveName(replicaName, engineName));
     expect(name.length).toBeLessThanOrEqual(24);
+  });
+
+  it('two replicas of one name in two namespaces get two PodCliqueSets', async () => {
+    const names = await Promise.all(
+      ['team-a', 'team-b'].map(async (namespace) =>
+        at(manifest(await compose({ name: 'qwen-0', namespace }), 'model-serving-main'), 'metadata', 'name'),
+      ),
+    );
+    expect(names).toEqual([groveName('qwen-0', 'main', 'team-a'), groveName('qwen-0', 'main', 'team-b')]);
+    expect(new Set(names).size).toBe(2);
+  });
+
+  it('a PodCliqueSet running under upstream’s name keeps it', async () => {
+    const xr = replica({ name: 'qwen-0', engines: [GANG] });
+    const first = await compose({ name: 'qwen-0' });
+    const observed = underUpstreamNames(observeAll(first), 'qwen-0');
+    const rsp = await run(requestFor({ xr, cluster: cluster('cluster-a', { stack: DYNAMO }), observed }));
+    expect(at(manifest(rsp, 'model-serving-main'), 'metadata', 'name')).toBe(upstreamGroveName('qwen-0', 'main'));
+    expect(at(manifest(rsp, 'resource-claim-main-leader'), 'metadata', 'name')).toBe('qwen-0-main-leader-devices-08577');
   });
 
   it('known values', () => {
@@ -268,13 +301,13 @@ describe('the PodCliqueSet name: upstream’s algorithm, capped at 24 characters
   it('a replica name starting with a digit gets a letter first (Grove names a headless Service after it)', async () => {
     const rsp = await compose({ name: '7b-chat', engines: [gangEngine('main')] });
     const name = at(manifest(rsp, 'model-serving-main'), 'metadata', 'name') as string;
-    expect(name).toBe(upstreamGroveName('mr-7b-chat', 'main'));
+    expect(name).toBe(groveName('7b-chat', 'main'));
     expect(name).toMatch(/^[a-z]/);
   });
 
-  it('the claim templates keep childName’s 63-character names', async () => {
+  it('the claim templates keep their 63-character names', async () => {
     const rsp = await compose({ name: 'qwen-0' });
-    expect(at(manifest(rsp, 'resource-claim-main-leader'), 'metadata', 'name')).toBe('qwen-0-main-leader-devices-08577');
+    expect(at(manifest(rsp, 'resource-claim-main-leader'), 'metadata', 'name')).toBe('qwen-0-main-leader-devices-4ea65');
   });
 });
 
@@ -388,12 +421,12 @@ describe('PrefillDecode on Dynamo: a Grove decode gang', () => {
     const rsp = await compose({ serving: { mode: 'PrefillDecode' }, engines: [prefill, decode] });
     const leader = clique(rsp, 'leader', 'model-serving-decode');
     expect(leader['labels']).toEqual({
-      'modelplane.ai/serving': 'r',
+      'modelplane.ai/serving': SERVING,
       ...QUEUE,
       'modelplane.ai/clique-role': 'leader',
       'llm-d.ai/role': 'decode',
       'llm-d.ai/inference-serving': 'true',
-      app: 'r',
+      app: SERVING,
     });
     const pod = at(leader, 'spec', 'podSpec') as JsonObject;
     expect((pod['containers'] as JsonObject[]).map((c) => c['name'])).toEqual(['engine', 'pd-sidecar']);

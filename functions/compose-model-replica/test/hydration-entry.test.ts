@@ -58,6 +58,18 @@ describe('the cluster’s ModelCacheHydration comes first', () => {
     expect(engineOf(pod)['env']).toContainEqual({ name: 'MODELPLANE_MODEL', value: 'Qwen/Qwen3-0.6B' });
   });
 
+  it.each([
+    ['another cache', { clusterName: 'cluster-a', cacheName: 'qwen-a' }],
+    ['another cluster', { clusterName: 'b', cacheName: 'qwen' }],
+  ])(
+    'a ModelCacheHydration of that name staging %s (names join with "-") is not this cluster’s: nothing served from it',
+    async (_what, spec) => {
+      const rsp = await compose([], { ...hydration('qwen', 'cluster-a', { phase: 'Ready', mount: HF }), spec });
+      expect(served(rsp)).toBe(false);
+      expect(accepted(rsp)?.reason).toBe('Hydrating');
+    },
+  );
+
   it('waits on the child’s word when the cache’s copy is older', async () => {
     const rsp = await compose(
       [entry('cluster-a', 'Ready', { mount: HF })],

@@ -20,16 +20,23 @@ import {
   engineOf,
   gangEngine,
   manifest,
+  observeAll,
   podTemplates,
+  remoteMeta,
   replica,
   requestFor,
   run,
   standaloneEngine,
+  underUpstreamNames,
   type MemberOptions,
   type ReplicaOptions,
 } from './support.js';
 
 const PD = { mode: 'PrefillDecode' };
+/** This release's names for replica r of ml-team: its serving label, pool and picker. */
+const SERVING = 'r-49ee1';
+const R_POOL = 'r-pool-479a9';
+const R_EPP = 'r-epp-0e422';
 const PROBE = (port: number) => ({ httpGet: { path: '/health', port }, initialDelaySeconds: 30, periodSeconds: 10, timeoutSeconds: 5 });
 const NIXL_ENV = [
   { name: 'VLLM_NIXL_SIDE_CHANNEL_HOST', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
@@ -76,11 +83,11 @@ describe('disaggregated routing (upstream v0.3.1)', () => {
     ]);
     const pool = manifest(rsp, 'inference-pool');
     expect(pool['kind']).toBe('InferencePool');
-    expect(at(pool, 'spec', 'endpointPickerRef', 'name')).toBe('r-epp');
+    expect(at(pool, 'spec', 'endpointPickerRef', 'name')).toBe(R_EPP);
     // The pool still selects the serving label both engines' serving pods carry.
-    expect(at(pool, 'spec', 'selector')).toEqual({ matchLabels: { 'modelplane.ai/serving': 'r' } });
+    expect(at(pool, 'spec', 'selector')).toEqual({ matchLabels: { 'modelplane.ai/serving': SERVING } });
     for (const engine of ['prefill', 'decode'])
-      expect(at(servingPod(rsp, engine), 'metadata', 'labels', 'modelplane.ai/serving')).toBe('r');
+      expect(at(servingPod(rsp, engine), 'metadata', 'labels', 'modelplane.ai/serving')).toBe(SERVING);
   });
 
   it('injects nixl plumbing on both engines: a Memory volume, /dev/shm mounted, the side channel on the pod IP', async () => {
@@ -148,14 +155,14 @@ describe('disaggregated routing (upstream v0.3.1)', () => {
   it('engines are role labeled, with the app label on both', async () => {
     const rsp = await compose();
     expect(at(servingPod(rsp, 'prefill'), 'metadata', 'labels')).toEqual({
-      'modelplane.ai/serving': 'r',
-      'modelplane.ai/workload': 'r-prefill-d90b0',
+      'modelplane.ai/serving': SERVING,
+      'modelplane.ai/workload': 'r-prefill-9839b',
       'llm-d.ai/role': 'prefill',
       'llm-d.ai/inference-serving': 'true',
-      app: 'r',
+      app: SERVING,
     });
     expect(at(servingPod(rsp, 'decode'), 'metadata', 'labels', 'llm-d.ai/role')).toBe('decode');
-    expect(at(servingPod(rsp, 'decode'), 'metadata', 'labels', 'app')).toBe('r');
+    expect(at(servingPod(rsp, 'decode'), 'metadata', 'labels', 'app')).toBe(SERVING);
   });
 
   it('decode gets the sidecar and moves the engine port; prefill has no sidecar', async () => {
@@ -176,7 +183,7 @@ describe('disaggregated routing (upstream v0.3.1)', () => {
 
   it('the route targets the inference pool, with no request timeout', async () => {
     const rule = at(manifest(await compose(), 'model-route'), 'spec', 'rules', 0) as JsonObject;
-    expect(rule['backendRefs']).toEqual([{ group: 'inference.networking.k8s.io', kind: 'InferencePool', name: 'r-pool' }]);
+    expect(rule['backendRefs']).toEqual([{ group: 'inference.networking.k8s.io', kind: 'InferencePool', name: R_POOL }]);
     expect(rule['timeouts']).toEqual({ request: '0s' });
   });
 
@@ -201,18 +208,18 @@ describe('disaggregated routing (upstream v0.3.1)', () => {
     expect(manifest(await compose(), 'model-serving-decode')).toEqual({
       apiVersion: 'apps/v1',
       kind: 'Deployment',
-      metadata: { name: 'r-decode-4b27b', namespace: 'default' },
+      metadata: remoteMeta('r-decode-f7327'),
       spec: {
         replicas: 1,
-        selector: { matchLabels: { 'modelplane.ai/workload': 'r-decode-4b27b' } },
+        selector: { matchLabels: { 'modelplane.ai/workload': 'r-decode-f7327' } },
         template: {
           metadata: {
             labels: {
-              'modelplane.ai/serving': 'r',
-              'modelplane.ai/workload': 'r-decode-4b27b',
+              'modelplane.ai/serving': SERVING,
+              'modelplane.ai/workload': 'r-decode-f7327',
               'llm-d.ai/role': 'decode',
               'llm-d.ai/inference-serving': 'true',
-              app: 'r',
+              app: SERVING,
             },
           },
           spec: {
@@ -237,7 +244,7 @@ describe('disaggregated routing (upstream v0.3.1)', () => {
             ],
             volumes: [SHM.volume, NIXL_VOLUME],
             nodeSelector: { 'modelplane.ai/pool': 'frontier' },
-            resourceClaims: [{ name: 'devices', resourceClaimTemplateName: 'r-decode-standalone-devices-63392' }],
+            resourceClaims: [{ name: 'devices', resourceClaimTemplateName: 'r-decode-standalone-devices-c9808' }],
             tolerations: [GPU_TOLERATION],
           },
         },
@@ -246,19 +253,30 @@ describe('disaggregated routing (upstream v0.3.1)', () => {
   });
 });
 
-describe('names per phase (upstream’s algorithm: childName(replica, engine))', () => {
+describe('names per phase', () => {
   it.each([
-    ['prefill Deployment', 'model-serving-prefill', 'qwen-0-prefill-c1fcd'],
-    ['decode Deployment', 'model-serving-decode', 'qwen-0-decode-190c4'],
-    ['prefill claim template', 'resource-claim-prefill-standalone', 'qwen-0-prefill-standalone-devices-f515b'],
-    ['the pool', 'inference-pool', 'qwen-0-pool'],
-    ['the picker', 'epp', 'qwen-0-epp'],
-    ['the picker’s Service', 'epp-service', 'qwen-0-epp'],
-    ['the route', 'model-route', 'qwen-0'],
-  ])('%s', async (_what, key, name) => {
-    const rsp = await compose({ name: 'qwen-0' });
-    expect(at(manifest(rsp, key), 'metadata', 'name')).toBe(name);
-  });
+    ['prefill Deployment', 'model-serving-prefill', 'qwen-0-prefill-2e5bd', 'qwen-0-prefill-c1fcd'],
+    ['decode Deployment', 'model-serving-decode', 'qwen-0-decode-9b0ca', 'qwen-0-decode-190c4'],
+    [
+      'prefill claim template',
+      'resource-claim-prefill-standalone',
+      'qwen-0-prefill-standalone-devices-e880e',
+      'qwen-0-prefill-standalone-devices-f515b',
+    ],
+    ['the pool', 'inference-pool', 'qwen-0-pool-7efa6', 'qwen-0-pool'],
+    ['the picker', 'epp', 'qwen-0-epp-b67c2', 'qwen-0-epp'],
+    ['the picker’s Service', 'epp-service', 'qwen-0-epp-b67c2', 'qwen-0-epp'],
+    ['the route', 'model-route', 'qwen-0-a0ebc', 'qwen-0'],
+  ])(
+    '%s: the namespace in the hash for a new replica, upstream’s (childName(replica, engine)) kept for one that runs under it',
+    async (_what, key, fresh, upstream) => {
+      const rsp = await compose({ name: 'qwen-0' });
+      expect(at(manifest(rsp, key), 'metadata', 'name')).toBe(fresh);
+      const xr = replica({ name: 'qwen-0', serving: PD, engines: [prefill(), decode()] });
+      const again = await run(requestFor({ xr, cluster: cluster(), observed: underUpstreamNames(observeAll(rsp), 'qwen-0') }));
+      expect(at(manifest(again, key), 'metadata', 'name')).toBe(upstream);
+    },
+  );
 });
 
 describe('the user’s env and the NIXL side channel', () => {
@@ -282,11 +300,11 @@ describe('a PrefillDecode engine may be a gang: a LeaderWorkerSet on Standard', 
     expect(lws['kind']).toBe('LeaderWorkerSet');
     const [leader, worker] = podTemplates(lws);
     expect(at(leader!.template, 'metadata', 'labels')).toEqual({
-      'modelplane.ai/serving': 'r',
+      'modelplane.ai/serving': SERVING,
       'modelplane.ai/lws-role': 'leader',
       'llm-d.ai/role': 'decode',
       'llm-d.ai/inference-serving': 'true',
-      app: 'r',
+      app: SERVING,
     });
     expect(names(containers(leader!.template))).toEqual(['engine', 'pd-sidecar']);
     expect(engineOf(leader!.template)['ports']).toEqual([{ containerPort: 8200 }]);

@@ -7,7 +7,29 @@ import { describe, expect, it } from 'vitest';
 import type { JsonObject } from '#lib';
 import { desiredResources } from '#testing';
 import { configChecksum, flagValue, kvBlockSize, unifiedEppConfig } from '../src/routing.js';
-import { at, cluster, gangEngine, manifest, replica, requestFor, run, standaloneEngine, type ReplicaOptions } from './support.js';
+import {
+  at,
+  cluster,
+  gangEngine,
+  manifest,
+  observeAll,
+  replica,
+  requestFor,
+  run,
+  standaloneEngine,
+  underUpstreamNames,
+  type ReplicaOptions,
+} from './support.js';
+
+/** This release's names for replica r of ml-team. */
+const R = { serving: 'r-49ee1', pool: 'r-pool-479a9', epp: 'r-epp-0e422' };
+
+/** Compose `options`' replica, then again observing all it composed under upstream's names (an upgrade). */
+async function upgraded(options: ReplicaOptions) {
+  const xr = replica(options);
+  const first = await run(requestFor({ xr, cluster: cluster() }));
+  return run(requestFor({ xr, cluster: cluster(), observed: underUpstreamNames(observeAll(first), options.name ?? 'test-replica') }));
+}
 
 const ROUTING_KEYS = [
   'epp',
@@ -31,19 +53,19 @@ describe('unified routing', () => {
       for (const key of ROUTING_KEYS) expect(desiredResources(rsp)).toHaveProperty(key);
       expect(desiredResources(rsp)).not.toHaveProperty('model-service');
       expect(manifest(rsp, 'inference-pool')['kind']).toBe('InferencePool');
-      expect(at(manifest(rsp, 'inference-pool'), 'spec', 'endpointPickerRef', 'name')).toBe('r-epp');
+      expect(at(manifest(rsp, 'inference-pool'), 'spec', 'endpointPickerRef', 'name')).toBe(R.epp);
     },
   );
 
   it('the pool selects the pods by the serving label they already carry', async () => {
     const rsp = await compose();
-    expect(at(manifest(rsp, 'inference-pool'), 'spec', 'selector', 'matchLabels')).toEqual({ 'modelplane.ai/serving': 'r' });
-    expect(at(manifest(rsp, 'model-serving-main'), 'spec', 'template', 'metadata', 'labels', 'modelplane.ai/serving')).toBe('r');
+    expect(at(manifest(rsp, 'inference-pool'), 'spec', 'selector', 'matchLabels')).toEqual({ 'modelplane.ai/serving': R.serving });
+    expect(at(manifest(rsp, 'model-serving-main'), 'spec', 'template', 'metadata', 'labels', 'modelplane.ai/serving')).toBe(R.serving);
   });
 
   it('the route targets the inference pool, with no request timeout', async () => {
     const rule = at(manifest(await compose(), 'model-route'), 'spec', 'rules', 0) as JsonObject;
-    expect(at(rule, 'backendRefs', 0)).toEqual({ group: 'inference.networking.k8s.io', kind: 'InferencePool', name: 'r-pool' });
+    expect(at(rule, 'backendRefs', 0)).toEqual({ group: 'inference.networking.k8s.io', kind: 'InferencePool', name: R.pool });
     expect(at(rule, 'timeouts', 'request')).toBe('0s');
   });
 
@@ -53,7 +75,8 @@ describe('unified routing', () => {
       type: 'PathPrefix',
       value: '/team-b/qwen-0/',
     });
-    expect(at(manifest(rsp, 'model-route'), 'metadata')).toEqual({ name: 'qwen-0', namespace: 'default' });
+    expect(at(manifest(rsp, 'model-route'), 'metadata', 'name')).toBe('qwen-0-1660f');
+    expect(at(manifest(rsp, 'model-route'), 'metadata', 'namespace')).toBe('default');
   });
 
   it.each<[string, JsonObject | undefined, { name: string; namespace: string }]>([
@@ -110,7 +133,7 @@ describe('unified routing', () => {
   it('the picker runs against the pool it fronts, in the remote namespace', async () => {
     const args = at(manifest(await compose(), 'epp'), 'spec', 'template', 'spec', 'containers', 0, 'args');
     expect(args).toEqual([
-      '--pool-name=r-pool',
+      `--pool-name=${R.pool}`,
       '--pool-namespace=default',
       '--pool-group=inference.networking.k8s.io',
       '--config-file=/config/epp-config.yaml',
@@ -118,44 +141,64 @@ describe('unified routing', () => {
     ]);
   });
 
-  it('a replica name too long for `-pool`/`-epp` gets hashed names that still fit and agree (upstream composes names Kubernetes refuses)', async () => {
+  it('a replica name at the 63-character maximum gets names that still fit, differ and agree', async () => {
     const name = `${'a'.repeat(57)}-1b2c3`; // an opaque name at the 63-character maximum
     const rsp = await run(requestFor({ xr: replica({ name }), cluster: cluster() }));
     const pool = at(manifest(rsp, 'inference-pool'), 'metadata', 'name') as string;
     const epp = at(manifest(rsp, 'epp'), 'metadata', 'name') as string;
-    expect(pool).toMatch(/^a{57}-[0-9a-f]{5}$/);
-    expect(epp).toMatch(/^a{57}-[0-9a-f]{5}$/);
-    expect(pool).not.toBe(epp);
+    const route = at(manifest(rsp, 'model-route'), 'metadata', 'name') as string;
+    for (const n of [pool, epp, route]) expect(n).toMatch(/^a{57}-[0-9a-f]{5}$/);
+    expect(new Set([pool, epp, route]).size).toBe(3);
     expect(at(manifest(rsp, 'model-route'), 'spec', 'rules', 0, 'backendRefs', 0, 'name')).toBe(pool);
     expect(at(manifest(rsp, 'inference-pool'), 'spec', 'endpointPickerRef', 'name')).toBe(epp);
     expect(at(manifest(rsp, 'epp-service'), 'metadata', 'name')).toBe(epp);
+  });
+
+  it('…and under upstream’s names (hashed past 63 characters, where upstream composes names Kubernetes refuses) keeps them', async () => {
+    const name = `${'a'.repeat(57)}-1b2c3`;
+    const rsp = await upgraded({ name });
+    const pool = at(manifest(rsp, 'inference-pool'), 'metadata', 'name') as string;
+    expect(pool).toMatch(/^a{57}-[0-9a-f]{5}$/);
     expect(at(manifest(rsp, 'model-route'), 'metadata', 'name')).toBe(name);
+    expect(at(manifest(rsp, 'model-route'), 'spec', 'rules', 0, 'backendRefs', 0, 'name')).toBe(pool);
   });
 
   // Found by the hardening fuzzer: "7b-chat-…" is a valid replica name, and "7b-chat-…-epp" a Service name Kubernetes refuses.
-  it('a replica name starting with a digit gets Services named with a letter first; everything else keeps upstream’s names', async () => {
-    const name = '7b-chat';
-    const rsp = await run(requestFor({ xr: replica({ name, engines: [gangEngine('main')] }), cluster: cluster() }));
+  it('a replica name starting with a digit gets every name with a letter first', async () => {
+    const rsp = await run(requestFor({ xr: replica({ name: '7b-chat', engines: [gangEngine('main')] }), cluster: cluster() }));
     const service = at(manifest(rsp, 'epp-service'), 'metadata', 'name') as string;
     expect(service).toMatch(/^mr-7b-chat-epp-[0-9a-f]{5}$/);
     expect(at(manifest(rsp, 'inference-pool'), 'spec', 'endpointPickerRef', 'name')).toBe(service);
     // A LeaderWorkerSet's controller makes a headless Service of the set's own name.
+    expect(at(manifest(rsp, 'model-serving-main'), 'metadata', 'name')).toMatch(/^mr-7b-chat-main-[0-9a-f]{5}$/);
+    for (const key of ['epp', 'epp-config', 'epp-role', 'epp-rolebinding', 'epp-serviceaccount']) {
+      expect(at(manifest(rsp, key), 'metadata', 'name'), key).toBe(service);
+    }
+    expect(at(manifest(rsp, 'inference-pool'), 'metadata', 'name')).toMatch(/^mr-7b-chat-pool-[0-9a-f]{5}$/);
+    expect(at(manifest(rsp, 'model-route'), 'metadata', 'name')).toMatch(/^mr-7b-chat-[0-9a-f]{5}$/);
+  });
+
+  it('…and under upstream’s names keeps them: a letter first only for the Services', async () => {
+    const rsp = await upgraded({ name: '7b-chat', engines: [gangEngine('main')] });
+    const service = at(manifest(rsp, 'epp-service'), 'metadata', 'name') as string;
+    expect(service).toMatch(/^mr-7b-chat-epp-[0-9a-f]{5}$/);
+    expect(at(manifest(rsp, 'inference-pool'), 'spec', 'endpointPickerRef', 'name')).toBe(service);
     expect(at(manifest(rsp, 'model-serving-main'), 'metadata', 'name')).toMatch(/^mr-7b-chat-main-[0-9a-f]{5}-[0-9a-f]{5}$/);
     for (const key of ['epp', 'epp-config', 'epp-role', 'epp-rolebinding', 'epp-serviceaccount']) {
       expect(at(manifest(rsp, key), 'metadata', 'name'), key).toBe('7b-chat-epp');
     }
     expect(at(manifest(rsp, 'inference-pool'), 'metadata', 'name')).toBe('7b-chat-pool');
-    expect(at(manifest(rsp, 'model-route'), 'metadata', 'name')).toBe(name);
+    expect(at(manifest(rsp, 'model-route'), 'metadata', 'name')).toBe('7b-chat');
   });
 
-  it('a Standalone engine’s Deployment keeps upstream’s name even when the replica’s starts with a digit (no Service is named after it)', async () => {
-    const rsp = await run(requestFor({ xr: replica({ name: '7b-chat' }), cluster: cluster() }));
+  it('a Standalone engine’s Deployment under upstream’s name keeps it when the replica’s starts with a digit', async () => {
+    const rsp = await upgraded({ name: '7b-chat' });
     expect(at(manifest(rsp, 'model-serving-main'), 'metadata', 'name')).toMatch(/^7b-chat-main-[0-9a-f]{5}$/);
   });
 
-  it('a replica name that fits keeps upstream’s plain names, up to the last character', async () => {
+  it('upstream’s plain routing names are kept up to the last character', async () => {
     const name = 'b'.repeat(58); // `-pool` makes 63
-    const rsp = await run(requestFor({ xr: replica({ name }), cluster: cluster() }));
+    const rsp = await upgraded({ name });
     expect(at(manifest(rsp, 'inference-pool'), 'metadata', 'name')).toBe(`${name}-pool`);
     expect(at(manifest(rsp, 'epp'), 'metadata', 'name')).toBe(`${name}-epp`);
   });

@@ -3,7 +3,7 @@
 // the protocol codecs and checks what every response must satisfy.
 
 import { expect } from 'vitest';
-import type { JsonObject } from '#lib';
+import { ownerMetadata, upstreamReplicaNames, type JsonObject } from '#lib';
 import {
   badValues,
   composite,
@@ -136,6 +136,7 @@ export function hydration(cache: string, cluster: string, status: JsonObject): J
     apiVersion: 'modelplane.ai/v1alpha1',
     kind: 'ModelCacheHydration',
     metadata: { name: `${cache}-${cluster}`, namespace: NAMESPACE },
+    spec: { clusterName: cluster, cacheName: cache },
     status,
   };
 }
@@ -290,6 +291,71 @@ export function asObserved(desired: JsonObject, ready: boolean): JsonObject {
 export function observeAll(rsp: TestResponse, ready: (key: string) => boolean = () => true): Record<string, JsonObject> {
   const out: Record<string, JsonObject> = {};
   for (const [key, object] of Object.entries(desiredResources(rsp))) out[key] = asObserved(object, ready(key));
+  return out;
+}
+
+/**
+ * A remote object's metadata as this release composes it for replica
+ * `replica` of `replicaNamespace`: its name and workload namespace, and the
+ * owner's labels and annotation (docs/design/names.md).
+ */
+export function remoteMeta(name: string, replica = 'r', namespace = 'default', replicaNamespace = NAMESPACE): JsonObject {
+  return { name, namespace, ...ownerMetadata({ kind: 'ModelReplica', namespace: replicaNamespace, name: replica }) };
+}
+
+/** Upstream's remote name of each desired key of replica `replica`, or undefined for a key it names nothing by. */
+function upstreamName(replica: string, key: string, kind: string | undefined): string | undefined {
+  const names = upstreamReplicaNames(replica);
+  const routing: Record<string, string> = {
+    'inference-pool': names.pool,
+    'model-route': names.route,
+    'epp-serviceaccount': names.epp,
+    'epp-role': names.epp,
+    'epp-rolebinding': names.epp,
+    'epp-config': names.epp,
+    epp: names.epp,
+    'epp-service': names.eppService,
+  };
+  if (routing[key] !== undefined) return routing[key];
+  const claim = /^resource-claim-(.+)-(standalone|leader|worker)$/.exec(key);
+  if (claim) return names.claimTemplate(claim[1]!, claim[2]!);
+  const workload = /^model-serving-(.+)$/.exec(key);
+  if (!workload) return undefined;
+  if (kind === 'PodCliqueSet') return names.podCliqueSet(workload[1]!);
+  return kind === 'LeaderWorkerSet' ? names.leaderWorkerSet(workload[1]!) : names.deployment(workload[1]!);
+}
+
+/**
+ * Observed Objects as the release before this one composed them for replica
+ * `replica`: each remote object (of `keys`, default all) under upstream's
+ * name, without an owner's labels or annotation; what an upgrade finds.
+ */
+export function underUpstreamNames(
+  observed: Record<string, JsonObject>,
+  replica: string,
+  keys?: readonly string[],
+): Record<string, JsonObject> {
+  const out: Record<string, JsonObject> = {};
+  for (const [key, object] of Object.entries(observed)) {
+    const copy = structuredClone(object);
+    const manifest = (copy['spec'] as JsonObject | undefined)?.['forProvider'] as JsonObject | undefined;
+    const name = upstreamName(replica, key, (manifest?.['manifest'] as JsonObject | undefined)?.['kind'] as string | undefined);
+    if (name !== undefined && (keys === undefined || keys.includes(key))) {
+      for (const remote of [manifest?.['manifest'], (copy['status'] as JsonObject | undefined)?.['atProvider']] as (
+        JsonObject | undefined
+      )[]) {
+        const target = (remote?.['kind'] === undefined ? remote?.['manifest'] : remote) as JsonObject | undefined;
+        const metadata = target?.['metadata'] as JsonObject | undefined;
+        if (metadata === undefined) continue;
+        metadata['name'] = name;
+        delete metadata['labels'];
+        delete metadata['annotations'];
+      }
+      const annotations = (copy['metadata'] as JsonObject | undefined)?.['annotations'] as JsonObject | undefined;
+      if (annotations?.['crossplane.io/external-name'] !== undefined) annotations['crossplane.io/external-name'] = name;
+    }
+    out[key] = copy;
+  }
   return out;
 }
 

@@ -4,6 +4,20 @@
 // (and how) to start an engine on its cluster.
 
 import { asArray, asString, getIn, isObject, type JsonObject } from './json.js';
+import {
+  COMMIT_PATTERN,
+  DIGEST_PATTERN,
+  GIB,
+  MAX_ATTEMPTS,
+  MAX_PROGRESS_SUMMARY,
+  MAX_REPORT_BYTES,
+  MAX_REPORT_FILES,
+  MAX_STATUS_MESSAGE,
+  ReportChecks,
+  kindOf,
+  sizeProblem,
+  type ReportProblem,
+} from './reports.js';
 
 export const PHASES = ['Pending', 'Hydrating', 'Ready', 'Failed'] as const;
 export type Phase = (typeof PHASES)[number];
@@ -51,74 +65,116 @@ export interface ClusterCacheState {
   sizeGiB?: number;
 }
 
-const COMMIT = /^[0-9a-f]{40}$/;
-
 /** Whole percent of bytes, rounded down: 100 only when every byte is there (and 0 of 0 is 0). */
 export function percentOf(done: number, total: number): number {
   if (total === 0) return done === 0 ? 0 : 100;
   return Math.min(100, Math.floor((done * 100) / total));
 }
-const MAX_SUMMARY = 64;
 
-function count(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+/** The access modes a claim may report. */
+const ACCESS_MODES = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'] as const;
+
+/**
+ * A progress object as this project writes it, checked (reports.ts): counts
+ * bounded, done never over total, the percent the one its bytes give, the
+ * summary short. Undefined, with the problems in `checks`, when it is not.
+ */
+function checkedProgress(value: unknown, checks: ReportChecks, field = 'progress'): CacheProgress | undefined {
+  if (value === undefined) return undefined;
+  if (!isObject(value)) {
+    checks.add(field, `is ${kindOf(value)}, not an object`);
+    return undefined;
+  }
+  const own = new ReportChecks(checks.report);
+  const percent = own.count(value, 'percent', 100, { required: true });
+  const bytesDone = own.count(value, 'bytesDone', MAX_REPORT_BYTES, { required: true });
+  const bytesTotal = own.count(value, 'bytesTotal', MAX_REPORT_BYTES, { required: true });
+  const filesDone = own.count(value, 'filesDone', MAX_REPORT_FILES, { required: true });
+  const filesTotal = own.count(value, 'filesTotal', MAX_REPORT_FILES, { required: true });
+  const summary = own.string(value, 'summary', MAX_PROGRESS_SUMMARY, { required: true });
+  own.notMore('bytesDone', bytesDone, 'bytesTotal', bytesTotal);
+  own.notMore('filesDone', filesDone, 'filesTotal', filesTotal);
+  if (bytesTotal !== undefined && bytesTotal > 0 && filesTotal === 0) own.add('bytesTotal', 'is more than 0 bytes in 0 files');
+  if (percent !== undefined && bytesDone !== undefined && bytesTotal !== undefined && own.ok) {
+    const expected = percentOf(bytesDone, bytesTotal);
+    if (percent !== expected && !(percent === 100 && bytesDone === bytesTotal))
+      own.add('percent', `is ${percent}, not the ${expected} its bytes give`);
+  }
+  for (const problem of own.problems) checks.add(`${field}.${problem.field}`, problem.problem);
+  if (!own.ok) return undefined;
+  return {
+    percent: percent!,
+    bytesDone: bytesDone!,
+    bytesTotal: bytesTotal!,
+    filesDone: filesDone!,
+    filesTotal: filesTotal!,
+    summary: summary!,
+  };
 }
 
 /** A progress object as written by this project, or undefined: a status someone edited is not shown as progress. */
 export function readProgress(value: unknown): CacheProgress | undefined {
-  if (!isObject(value)) return undefined;
-  const percent = count(value['percent']);
-  const bytesDone = count(value['bytesDone']);
-  const bytesTotal = count(value['bytesTotal']);
-  const filesDone = count(value['filesDone']);
-  const filesTotal = count(value['filesTotal']);
-  const summary = asString(value['summary']);
-  if (percent === undefined || percent > 100 || bytesDone === undefined || bytesTotal === undefined) return undefined;
-  if (filesDone === undefined || filesTotal === undefined || summary === undefined || summary.length > MAX_SUMMARY) return undefined;
-  if (bytesDone > bytesTotal || filesDone > filesTotal) return undefined;
-  return { percent, bytesDone, bytesTotal, filesDone, filesTotal, summary };
+  return checkedProgress(value, new ReportChecks('progress'));
 }
 
 export interface CacheEntry extends ClusterCacheState {
   name: string;
 }
 
-function isPhase(value: unknown): value is Phase {
-  return typeof value === 'string' && (PHASES as readonly string[]).includes(value);
-}
-
-function isArtifactKind(value: unknown): value is ArtifactKind {
-  return typeof value === 'string' && (ARTIFACT_KINDS as readonly string[]).includes(value);
-}
-
 /**
- * Read a cluster cache state from a status object. An absent or unknown phase
- * reads as Pending: nothing is served from a state nobody reported.
+ * Read a cluster cache state from a status object, every field checked
+ * (reports.ts): a field that fails is left out, and said in `problems`
+ * (`report` names whose status it is). An absent or unknown phase reads as
+ * Pending: nothing is served from a state nobody reported.
  */
-export function readCacheState(status: unknown): ClusterCacheState {
-  const phase = getIn(status, 'phase');
-  const state: ClusterCacheState = { phase: isPhase(phase) ? phase : 'Pending' };
-  const message = asString(getIn(status, 'message'));
+export function readCacheStateChecked(status: unknown, report = 'status'): { state: ClusterCacheState; problems: ReportProblem[] } {
+  const checks = new ReportChecks(report);
+  const record: Record<string, unknown> = isObject(status) ? status : {};
+  const phase = checks.oneOf(record, 'phase', PHASES);
+  const state: ClusterCacheState = { phase: phase ?? 'Pending' };
+  const message = checks.string(record, 'message', MAX_STATUS_MESSAGE);
   if (message !== undefined) state.message = message;
-  const mount = getIn(status, 'mount');
+  const mount = record['mount'];
   if (isObject(mount)) state.mount = mount;
-  const accessModes = getIn(status, 'accessModes');
-  if (Array.isArray(accessModes)) state.accessModes = accessModes.filter((m): m is string => typeof m === 'string');
-  const digest = asString(getIn(status, 'digest'));
+  else if (mount !== undefined) checks.add('mount', `is ${kindOf(mount)}, not an object`);
+  const accessModes = record['accessModes'];
+  if (Array.isArray(accessModes)) {
+    // The known modes stand (a gang's engines read them); the others are left out, and said.
+    const isMode = (m: unknown): m is string => typeof m === 'string' && (ACCESS_MODES as readonly string[]).includes(m);
+    const known = [...new Set(accessModes.filter(isMode))];
+    const unknown = accessModes.filter((m) => !isMode(m)).length;
+    if (known.length > 0 || unknown === 0) state.accessModes = known;
+    if (unknown > 0) checks.add('accessModes', `holds ${unknown} entries that are not access modes (${ACCESS_MODES.join(', ')})`);
+  } else if (accessModes !== undefined) checks.add('accessModes', `is ${kindOf(accessModes)}, not a list`);
+  const digest = checks.string(record, 'digest', 71, { pattern: DIGEST_PATTERN });
   if (digest !== undefined) state.digest = digest;
-  const kind = getIn(status, 'artifactKind');
-  if (isArtifactKind(kind)) state.artifactKind = kind;
-  const attempts = getIn(status, 'attempts');
-  if (typeof attempts === 'number' && Number.isInteger(attempts) && attempts > 0) state.attempts = attempts;
-  const progress = readProgress(getIn(status, 'progress'));
+  const kind = checks.oneOf(record, 'artifactKind', ARTIFACT_KINDS);
+  if (kind !== undefined) state.artifactKind = kind;
+  const attempts = checks.count(record, 'attempts', MAX_ATTEMPTS, { min: 1 });
+  if (attempts !== undefined) state.attempts = attempts;
+  const progress = checkedProgress(record['progress'], checks);
   if (progress !== undefined) state.progress = progress;
-  const verified = getIn(status, 'verified');
+  const verified = record['verified'];
   if (typeof verified === 'boolean') state.verified = verified;
-  const commit = asString(getIn(status, 'commit'));
-  if (commit !== undefined && COMMIT.test(commit)) state.commit = commit;
-  const sizeGiB = count(getIn(status, 'sizeGiB'));
-  if (sizeGiB !== undefined && sizeGiB > 0) state.sizeGiB = sizeGiB;
-  return state;
+  else if (verified !== undefined) checks.add('verified', `is ${kindOf(verified)}, not true or false`);
+  const commit = checks.string(record, 'commit', 40, { pattern: COMMIT_PATTERN });
+  if (commit !== undefined) state.commit = commit;
+  if (record['sizeGiB'] !== undefined) {
+    const problem = sizeProblem(record['sizeGiB'], undefined);
+    if (problem === undefined) state.sizeGiB = record['sizeGiB'] as number;
+    else checks.add('sizeGiB', problem);
+  }
+  // The files staged fit the claim they are staged on: a progress larger than the claim is not this claim's.
+  if (state.progress !== undefined && state.sizeGiB !== undefined && state.progress.bytesTotal > state.sizeGiB * GIB) {
+    checks.add('progress.bytesTotal', `is more than sizeGiB ${state.sizeGiB} holds`);
+    delete state.progress;
+  }
+  return { state, problems: checks.problems };
+}
+
+/** readCacheStateChecked's state alone: what every reader of a child's or an entry's status gets. */
+export function readCacheState(status: unknown): ClusterCacheState {
+  return readCacheStateChecked(status).state;
 }
 
 /** The entries of a ModelCache's `status.clusters[]`; entries without a name are skipped. */

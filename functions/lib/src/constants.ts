@@ -115,6 +115,13 @@ export const LABEL_MODELCACHE = 'modelplane.ai/modelcache';
  * team's (a PersistentVolumeClaim-source cache can't mount it).
  */
 export const LABEL_NAMESPACE = 'modelplane.ai/namespace';
+/** On everything a replica composes on a workload cluster (with LABEL_NAMESPACE): the replica it belongs to. */
+export const LABEL_MODELREPLICA = 'modelplane.ai/modelreplica';
+/** The label that names the owning XR on a remote object, per kind (docs/design/names.md). */
+export const OWNED_LABELS_KINDS: readonly (readonly ['ModelCache' | 'ModelReplica', string])[] = [
+  ['ModelCache', LABEL_MODELCACHE],
+  ['ModelReplica', LABEL_MODELREPLICA],
+];
 /** On each ModelCacheHydration: the cluster it stages. */
 export const LABEL_CLUSTER = 'modelplane.ai/cluster';
 /** On each ModelCacheShard: its index among the cache's shards. */

@@ -2,6 +2,7 @@
 // as ModelCache carries them and ModelCacheHydration receives them. Parsed
 // once, here, so a value the parent admits is always one the child admits.
 
+import { MAX_SIZE_GIB } from './reports.js';
 import {
   InputError,
   array,
@@ -67,7 +68,6 @@ export type ModelSource =
   | { source: 'PersistentVolumeClaim'; persistentVolumeClaim: ClaimSource };
 
 // Bounds, the same in the XRDs (package/modelcaches, package/modelcachehydrations).
-const MAX_SIZE_GIB = 100_000;
 /** A repo id or revision is far shorter; the bound keeps messages and the Job's command small. */
 const MAX_HF_FIELD = 256;
 /** A registry host, a path, a tag and a digest fit well under this. */

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { InputError, assertNamePart, cacheNames, childName, hydrationName } from '#lib';
+import {
+  GROVE_NAME_MAX,
+  InputError,
+  assertNamePart,
+  cacheNames,
+  childName,
+  hydrationName,
+  ownerAnnotation,
+  replicaNames,
+  upstreamReplicaNames,
+} from '#lib';
 
 // Every value in lib.md's table, the upstream literals, and the computed vectors.
 const VECTORS: [string[], string][] = [
@@ -100,5 +110,63 @@ describe('childName slices by code point, as Python does', () => {
     // 57 code points of the joined string, then "-" and the hash.
     expect(Array.from(name.slice(0, -6))).toHaveLength(30 + 1 + 26);
     expect(name.slice(-6)).toMatch(/^-[0-9a-f]{5}$/);
+  });
+});
+
+describe('names unique per XR (docs/design/names.md)', () => {
+  it.each<[string, string, (n: ReturnType<typeof replicaNames>) => string, string]>([
+    ['ml-team', 'qwen-0', (n) => n.deployment('main'), 'qwen-0-main-4a818'],
+    ['team-b', 'qwen-0', (n) => n.deployment('main'), 'qwen-0-main-d4000'],
+    ['ml-team', 'qwen-0', (n) => n.claimTemplate('main', 'leader'), 'qwen-0-main-leader-devices-4ea65'],
+    ['ml-team', 'qwen-0', (n) => n.pool, 'qwen-0-pool-7efa6'],
+    ['ml-team', 'qwen-0', (n) => n.epp, 'qwen-0-epp-b67c2'],
+    ['ml-team', 'qwen-0', (n) => n.route, 'qwen-0-a0ebc'],
+    ['ml-team', 'qwen-0', (n) => n.podCliqueSet('main'), 'qwen-0-main-4a818'],
+    ['ml-team', '7b-chat', (n) => n.deployment('main'), 'mr-7b-chat-main-'],
+  ])('replicaNames(%s/%s)', (namespace, name, pick, want) => {
+    const got = pick(replicaNames({ namespace, name }));
+    if (want.endsWith('-')) expect(got.startsWith(want)).toBe(true);
+    else expect(got).toBe(want);
+  });
+
+  it('two XRs whose namespace and name join alike with "-" hash apart; so do two purposes of one XR', () => {
+    expect(childName('ml', 'team-qwen')).toBe(childName('ml-team', 'qwen'));
+    expect(replicaNames({ namespace: 'ml', name: 'team-qwen' }).route).not.toBe(replicaNames({ namespace: 'ml-team', name: 'qwen' }).route);
+    const one = replicaNames({ namespace: 'ml-team', name: 'r' });
+    expect(one.deployment('epp')).not.toBe(one.epp);
+    expect(one.deployment('pool')).not.toBe(one.pool);
+  });
+
+  it('every name fits its budget, whatever the parts', () => {
+    for (const name of ['a', 'a'.repeat(63), `${'b'.repeat(40)}-${'c'.repeat(22)}`, '9'.repeat(63)]) {
+      const n = replicaNames({ namespace: 'n'.repeat(63), name });
+      for (const value of [n.deployment('e'.repeat(63)), n.claimTemplate('e'.repeat(63), 'worker'), n.pool, n.epp, n.route, n.serving]) {
+        expect(value.length).toBeLessThanOrEqual(63);
+        expect(value).toMatch(/^[a-z][-a-z0-9]*[a-z0-9]$/);
+      }
+      expect(n.podCliqueSet('e'.repeat(63)).length).toBeLessThanOrEqual(GROVE_NAME_MAX);
+    }
+  });
+
+  it('upstream’s names, byte for byte (upstream v0.3.1’s goldens)', () => {
+    const n = upstreamReplicaNames('qwen-0');
+    expect([n.deployment('main'), n.claimTemplate('main', 'leader'), n.pool, n.epp, n.route, n.serving, n.podCliqueSet('main')]).toEqual([
+      'qwen-0-main-7c37f',
+      'qwen-0-main-leader-devices-08577',
+      'qwen-0-pool',
+      'qwen-0-epp',
+      'qwen-0',
+      'qwen-0',
+      'qwen-0-main-7c37f',
+    ]);
+  });
+
+  it('an owner annotation of its own per owner, naming it', () => {
+    const a = ownerAnnotation({ kind: 'ModelReplica', namespace: 'team-a', name: 'qwen-chat-a' });
+    const b = ownerAnnotation({ kind: 'ModelReplica', namespace: 'team-b', name: 'qwen-chat-a' });
+    const c = ownerAnnotation({ kind: 'ModelCache', namespace: 'team-a', name: 'qwen-chat-a' });
+    expect(new Set([a.key, b.key, c.key]).size).toBe(3);
+    expect(a.key).toMatch(/^modelplane\.ai\/owner-[0-9a-f]{12}$/);
+    expect(a.value).toBe('ModelReplica qwen-chat-a in namespace team-a');
   });
 });

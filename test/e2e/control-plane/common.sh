@@ -7,6 +7,10 @@ source "$repo/tools/versions.env"
 # names the newest versions and their tools.
 eval "$(bash "$repo/tools/build.sh" env | sed 's/^/export /')"
 state="${MODELPLANE_UP_DIR:-$repo/_output/up}"
+# The release the plane runs: this checkout, or another release's tree, built
+# (the upgrade test starts the plane on the release before it): its function
+# bundles and its packages are used instead of this checkout's.
+release="${MODELPLANE_UP_RELEASE:-$repo}"
 
 WORKLOAD_CLUSTERS=(cluster-a cluster-b cluster-c)
 FUNCTIONS=(compose-model-cache compose-model-cache-hydration compose-model-replica)
@@ -25,22 +29,85 @@ PROVIDER_HEALTH_PORT=18081
 # Not 9443 to 9445: those are `make run`'s, and 9443 is the provider's webhook.
 FUNCTION_PORTS=(19443 19444 19445)
 REGISTRY_PORT=15000
+# A real node per workload cluster (MODELPLANE_UP_NODES=1, node.sh): each in
+# a network namespace of its own, where the host is NODE_PLANE_ADDRESS (the
+# API servers, the registry, anything the plane serves to pods).
+NODES="${MODELPLANE_UP_NODES:-0}"
+NODE_PLANE_ADDRESS=10.209.255.1
+
+# What a workload API server needs for a node of its own: its certificate
+# valid for the pods' names of it (the kubernetes Service, the plane's
+# address), listening where the node's namespace reaches it, advertised there
+# (the kubernetes Service's endpoint), the kubelet authorised as a node, and a
+# client certificate for the kubelet (logs, exec). CERTS: ca.crt, admin.crt/key.
+node_serving_sans() {
+	echo "IP:$NODE_PLANE_ADDRESS,IP:10.96.0.1,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+}
+node_apiserver_flags() { # CERTS
+	echo --bind-address 0.0.0.0 --advertise-address "$NODE_PLANE_ADDRESS" --authorization-mode Node,RBAC \
+		--enable-admission-plugins NodeRestriction --kubelet-preferred-address-types InternalIP \
+		--kubelet-client-certificate "$1/admin.crt" --kubelet-client-key "$1/admin.key"
+}
 ALL_PORTS=("$ETCD_PORT" "$ETCD_PEER_PORT" "$CONTROL_PLANE_PORT" "${WORKLOAD_PORTS[@]}" "$CROSSPLANE_WEBHOOK_PORT"
 	"$CROSSPLANE_METRICS_PORT" "$CROSSPLANE_HEALTH_PORT" "$PROVIDER_WEBHOOK_PORT" "$PROVIDER_METRICS_PORT"
 	"$PROVIDER_HEALTH_PORT" "${FUNCTION_PORTS[@]}" "$REGISTRY_PORT")
-# How often Crossplane and provider-kubernetes look again. Production keeps
-# their defaults (1m and 10m); a local plane wants to see changes quickly.
-POLL_INTERVAL="${MODELPLANE_UP_POLL:-5s}"
-# Crossplane's per-XR circuit breaker (defaults: 100 events of burst, 1 a
-# second, open for 5 minutes) is sized for providers that poll every minute.
-# Here everything polls every 5 s, so a composite with six Objects (a staging
-# HuggingFace cache: claim, Job, token Secret, and the Job's ServiceAccount,
-# Role and RoleBinding) sees its watch events several times faster than on a
-# real control plane, trips the breaker, and then waits up to 5 minutes for a
+# The clocks: how often Crossplane and provider-kubernetes look again, and
+# Crossplane's per-XR circuit breaker. MODELPLANE_UP_CLOCKS picks a set.
+#
+# local (the default): everything polls every 5 s, so a local plane sees
+# changes quickly. The breaker (Crossplane's defaults: 100 events of burst, 1
+# a second, open for 5 minutes) is sized for providers that poll every
+# minute; at 5 s polls a composite with six Objects (a staging HuggingFace
+# cache: claim, Job, token Secret, and the Job's ServiceAccount, Role and
+# RoleBinding) sees its watch events several times faster than on a real
+# control plane, trips the breaker, and then waits up to 5 minutes for a
 # reconcile. Scaled to the faster clocks, it still stops a real hot loop.
-CIRCUIT_BREAKER_BURST="${MODELPLANE_UP_CB_BURST:-400}"
-CIRCUIT_BREAKER_REFILL="${MODELPLANE_UP_CB_REFILL:-4}"
-CIRCUIT_BREAKER_COOLDOWN="${MODELPLANE_UP_CB_COOLDOWN:-1m}"
+#
+# production (`make bench-fleet`): Crossplane's own defaults (poll 1m, sync
+# 1h, breaker 100 / 1 a second / 5m: none of those flags is passed) and
+# provider-kubernetes polling every 1m (its default is 10m; 1m is what a
+# platform that wants to see a claim bind within a minute sets).
+#
+# MODELPLANE_UP_POLL and MODELPLANE_UP_CB_* override single values in either.
+CLOCKS="${MODELPLANE_UP_CLOCKS:-local}"
+case "$CLOCKS" in
+local)
+	POLL_INTERVAL="${MODELPLANE_UP_POLL:-5s}"
+	CIRCUIT_BREAKER_BURST="${MODELPLANE_UP_CB_BURST:-400}"
+	CIRCUIT_BREAKER_REFILL="${MODELPLANE_UP_CB_REFILL:-4}"
+	CIRCUIT_BREAKER_COOLDOWN="${MODELPLANE_UP_CB_COOLDOWN:-1m}"
+	CROSSPLANE_CLOCK_FLAGS=(--poll-interval "$POLL_INTERVAL" --sync-interval 1m)
+	;;
+production)
+	POLL_INTERVAL="${MODELPLANE_UP_POLL:-1m}"
+	CIRCUIT_BREAKER_BURST="${MODELPLANE_UP_CB_BURST:-}"
+	CIRCUIT_BREAKER_REFILL="${MODELPLANE_UP_CB_REFILL:-}"
+	CIRCUIT_BREAKER_COOLDOWN="${MODELPLANE_UP_CB_COOLDOWN:-}"
+	CROSSPLANE_CLOCK_FLAGS=()
+	[[ -n "${MODELPLANE_UP_POLL:-}" ]] && CROSSPLANE_CLOCK_FLAGS+=(--poll-interval "$POLL_INTERVAL")
+	;;
+*)
+	echo "MODELPLANE_UP_CLOCKS must be local or production (got $CLOCKS)" >&2
+	exit 2
+	;;
+esac
+[[ -n "$CIRCUIT_BREAKER_BURST" ]] && CROSSPLANE_CLOCK_FLAGS+=(--circuit-breaker-burst "$CIRCUIT_BREAKER_BURST")
+[[ -n "$CIRCUIT_BREAKER_REFILL" ]] && CROSSPLANE_CLOCK_FLAGS+=(--circuit-breaker-refill-rate "$CIRCUIT_BREAKER_REFILL")
+[[ -n "$CIRCUIT_BREAKER_COOLDOWN" ]] && CROSSPLANE_CLOCK_FLAGS+=(--circuit-breaker-cooldown "$CIRCUIT_BREAKER_COOLDOWN")
+
+# The platform's HydrationSettings.workloadNamespace (and ReplicaSettings'),
+# set in the packaged Compositions before they are built into the
+# Configuration: Shared (the packaged default, no input) or PerTeam or
+# PerCluster (`make bench-fleet` runs each simulated cluster in its own
+# namespace of a shared workload API server).
+WORKLOAD_NAMESPACE="${MODELPLANE_UP_WORKLOAD_NAMESPACE:-Shared}"
+case "$WORKLOAD_NAMESPACE" in
+Shared | PerTeam | PerCluster) ;;
+*)
+	echo "MODELPLANE_UP_WORKLOAD_NAMESPACE must be Shared, PerTeam or PerCluster (got $WORKLOAD_NAMESPACE)" >&2
+	exit 2
+	;;
+esac
 
 step() { printf '[up] %s\n' "$*" >&2; }
 
@@ -138,19 +205,50 @@ PACKAGE_VERSION="v$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$repo/package.json
 # The Configuration package (crossplane.yaml and package/, as make xpkg stages
 # it) and the three Function packages (their metadata, no runtime image: the
 # functions run here as processes), built and pushed to the local registry.
-build_and_push_packages() {
-	local pkg="$state/packages" fn
-	mkdir -p "$pkg/configuration"
-	cp "$repo/crossplane.yaml" "$pkg/configuration/" && cp -r "$repo/package" "$pkg/configuration/"
+build_and_push_packages() { # [VERSION]
+	local pkg="$state/packages" fn version="${1:-$PACKAGE_VERSION}"
+	rm -rf "$pkg/configuration" && mkdir -p "$pkg/configuration"
+	cp "$release/crossplane.yaml" "$pkg/configuration/" && cp -r "$release/package" "$pkg/configuration/"
+	if [[ "$WORKLOAD_NAMESPACE" != Shared ]]; then
+		with_settings "$pkg/configuration/package/modelcachehydrations/composition.yaml" HydrationSettings
+		with_settings "$pkg/configuration/package/modelreplicas/composition.yaml" ReplicaSettings
+	fi
 	"$CROSSPLANE" xpkg build --package-root "$pkg/configuration" --examples-root "$pkg/configuration/examples" \
 		--package-file "$pkg/modelplane-model-cache.xpkg" >/dev/null
 	"$CROSSPLANE" xpkg push -f "$pkg/modelplane-model-cache.xpkg" \
-		"127.0.0.1:$REGISTRY_PORT/$PACKAGE_PATH/modelplane-model-cache:$PACKAGE_VERSION" >/dev/null
+		"127.0.0.1:$REGISTRY_PORT/$PACKAGE_PATH/modelplane-model-cache:$version" >/dev/null
 	for fn in "${FUNCTIONS[@]}"; do
-		"$CROSSPLANE" xpkg build --package-root "$repo/functions/$fn/package" \
-			--examples-root "$repo/functions/$fn/package/examples" --package-file "$pkg/$fn.xpkg" >/dev/null
-		"$CROSSPLANE" xpkg push -f "$pkg/$fn.xpkg" "127.0.0.1:$REGISTRY_PORT/$PACKAGE_PATH/$fn:$PACKAGE_VERSION" >/dev/null
+		"$CROSSPLANE" xpkg build --package-root "$release/functions/$fn/package" \
+			--examples-root "$release/functions/$fn/package/examples" --package-file "$pkg/$fn.xpkg" >/dev/null
+		"$CROSSPLANE" xpkg push -f "$pkg/$fn.xpkg" "127.0.0.1:$REGISTRY_PORT/$PACKAGE_PATH/$fn:$version" >/dev/null
 	done
+}
+
+# start_functions: our three function servers, from the release's bundles,
+# over mutual TLS, with the Node flags and allocator settings its image sets
+# (functions/<name>/node-options and glibc-tunables).
+start_functions() {
+	local i
+	for i in "${!FUNCTIONS[@]}"; do
+		start "${FUNCTIONS[$i]}" env TLS_SERVER_CERTS_DIR="$state/function-server" \
+			NODE_OPTIONS="$(node "$release/scripts/node-options.mjs" "${FUNCTIONS[$i]}")" \
+			GLIBC_TUNABLES="$(node "$release/scripts/node-options.mjs" --glibc-tunables "${FUNCTIONS[$i]}")" \
+			node "$release/functions/${FUNCTIONS[$i]}/dist/main.js" --address "127.0.0.1:${FUNCTION_PORTS[$i]}"
+	done
+	for i in "${!FUNCTIONS[@]}"; do
+		wait_for "${FUNCTIONS[$i]} on :${FUNCTION_PORTS[$i]}" 60 port_taken "${FUNCTION_PORTS[$i]}"
+	done
+}
+
+# with_settings COMPOSITION KIND: give the Composition's one function step an
+# input of KIND with workloadNamespace (the packaged ones have no input, and
+# end with that step's functionRef).
+with_settings() {
+	local file="$1" kind="$2"
+	tail -n 1 "$file" | grep -Eq '^        name: modelplane-compose-model-[a-z-]+$' ||
+		{ echo "$file does not end with its step's functionRef; cannot add $kind" >&2; return 1; }
+	printf '      input:\n        apiVersion: fn.modelplane.ai/v1alpha1\n        kind: %s\n        workloadNamespace: %s\n' \
+		"$kind" "$WORKLOAD_NAMESPACE" >>"$file"
 }
 
 # run_function NAME ENDPOINT: play the package runtime's part for Function
@@ -163,10 +261,16 @@ run_function() {
 	local name="$1" endpoint="$2" revision now
 	wait_for "the revision of Function $name" 60 \
 		"$KUBECTL" get functionrevisions -l "pkg.crossplane.io/package=$name" -o name
-	revision="$("$KUBECTL" get functionrevisions -l "pkg.crossplane.io/package=$name" -o jsonpath='{.items[0].metadata.name}')"
+	# The active revision (after an upgrade the package has two).
+	revision="$("$KUBECTL" get functionrevisions -l "pkg.crossplane.io/package=$name" \
+		-o jsonpath='{.items[?(@.spec.desiredState=="Active")].metadata.name}')"
+	[[ -n "$revision" && "$revision" != *" "* ]] || {
+		echo "Function $name has no one active revision: '$revision'" >&2
+		return 1
+	}
 	"$KUBECTL" -n crossplane-system create secret generic "$name-tls-server" \
 		--from-file=tls.crt="$state/function-server/tls.crt" --from-file=tls.key="$state/function-server/tls.key" \
-		--from-file=ca.crt="$state/function-server/ca.crt" >/dev/null
+		--from-file=ca.crt="$state/function-server/ca.crt" --dry-run=client -o yaml | "$KUBECTL" apply -f - >/dev/null
 	now="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	"$KUBECTL" patch functionrevision "$revision" --subresource status --type merge -p "{\"status\":{
 		\"endpoint\":\"$endpoint\",\"tlsServerSecretName\":\"$name-tls-server\",

@@ -9,6 +9,13 @@ if [[ ! -f "$state/pids" ]]; then
 	echo "Nothing to stop: no local control plane state in $state."
 	exit 0
 fi
+# The nodes first (MODELPLANE_UP_NODES=1), while their API servers answer:
+# pods, containers, mounts, network namespaces, cgroups, then their processes.
+for i in "${!WORKLOAD_CLUSTERS[@]}"; do
+	[[ -d "$state/nodes/${WORKLOAD_CLUSTERS[$i]}" ]] || continue
+	NODE_API_PORT="${WORKLOAD_PORTS[$i]}" NODE_CERTS="$state/certs" NODE_REGISTRY_PORT="$REGISTRY_PORT" \
+		bash "$(dirname "${BASH_SOURCE[0]}")/node.sh" down "${WORKLOAD_CLUSTERS[$i]}" "$i" || true
+done
 # Stop in reverse order of start: the controllers before the API servers, etcd last.
 tac "$state/pids" | while read -r pid name; do
 	if kill -0 "$pid" 2>/dev/null; then

@@ -9,6 +9,12 @@
 #         ├─ kube-apiserver "cluster-b" (:16445)  ├ kube-controller-manager (Job TTL, GC,
 #         └─ kube-apiserver "cluster-c" (:16446) ─┘ claim protection); no nodes, no pods
 #
+# With MODELPLANE_UP_NODES=1 each workload cluster gets a real node instead
+# (node.sh: kube-scheduler, kube-controller-manager with its default
+# controllers, containerd, the kubelet, kube-proxy, CNI, local-path-provisioner),
+# its API server and the registry listen where the nodes' namespaces reach
+# them (NODE_PLANE_ADDRESS), and pods run. That needs root.
+#
 # Every binary is a pinned upstream build from `make tools`; the only stand-ins
 # are the workload kubelet (test/e2e/workload-kubelet.ts) and the
 # InferenceCluster CRD (upstream Modelplane's kind, reduced to what we read).
@@ -27,6 +33,9 @@ if [[ -f "$state/pids" ]] && any_running; then
 fi
 rm -rf "$state" && mkdir -p -m 700 "$state"/etcd && mkdir -p "$state"/{logs,certs,kubeconfigs,cache,crossplane-server,crossplane-client,function-server,provider-server,registry,packages}
 : >"$state/pids"
+# What this plane runs with, for whoever measures it (make bench-fleet).
+printf 'clocks=%s\npoll=%s\ncrossplane-flags=%s\nworkload-namespace=%s\n' "$CLOCKS" "$POLL_INTERVAL" \
+	"${CROSSPLANE_CLOCK_FLAGS[*]}" "$WORKLOAD_NAMESPACE" >"$state/clocks"
 trap 'status=$?; if ((status != 0)); then step "failed; the logs are in $state/logs"; tail_logs; bash "$here/down.sh" --keep-state >/dev/null 2>&1 || true; fi' EXIT
 
 for port in "${ALL_PORTS[@]}"; do
@@ -53,7 +62,9 @@ issue() { # NAME CN [O] [SANS] [EXTENDED_KEY_USAGE]
 	openssl_quiet x509 -req -in "$certs/$name.csr" -CA "$certs/ca.crt" -CAkey "$certs/ca.key" -CAcreateserial \
 		-days 30 -extfile "$certs/$name.ext" -out "$certs/$name.crt"
 }
-issue serving localhost "" "DNS:localhost,IP:127.0.0.1" serverAuth
+serving_sans="DNS:localhost,IP:127.0.0.1"
+[[ "$NODES" != 1 ]] || serving_sans+=",$(node_serving_sans)"
+issue serving localhost "" "$serving_sans" serverAuth
 issue admin admin system:masters "" clientAuth
 issue crossplane-client crossplane "" "DNS:crossplane.crossplane-system" clientAuth
 openssl_quiet genrsa -out "$certs/sa.key" 2048
@@ -74,22 +85,22 @@ start etcd "$ETCD" --name local --data-dir "$state/etcd" \
 wait_for "etcd" 60 curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
 
 step "kube-apiserver $KUBERNETES_VERSION: the control plane on :$CONTROL_PLANE_PORT, workload clusters ${WORKLOAD_CLUSTERS[*]}"
-apiserver() { # NAME PORT EXTRA_FLAGS...
-	local name="$1" port="$2"
-	shift 2
+apiserver() { # NAME PORT [--node]: --node, a workload cluster with a node (common.sh's node_apiserver_flags)
+	local name="$1" port="$2" access=(--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --authorization-mode RBAC)
+	# shellcheck disable=SC2207 # the flags are words
+	[[ "${3:-}" != --node ]] || access=($(node_apiserver_flags "$certs"))
 	start "apiserver-$name" "$KUBE_APISERVER" \
-		--etcd-servers "http://127.0.0.1:$ETCD_PORT" --etcd-prefix "/$name" \
-		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$port" \
+		--etcd-servers "http://127.0.0.1:$ETCD_PORT" --etcd-prefix "/$name" --secure-port "$port" "${access[@]}" \
 		--tls-cert-file "$certs/serving.crt" --tls-private-key-file "$certs/serving.key" \
-		--client-ca-file "$certs/ca.crt" --authorization-mode RBAC \
+		--client-ca-file "$certs/ca.crt" \
 		--service-account-issuer "https://kubernetes.default.svc" \
 		--service-account-key-file "$certs/sa.pub" --service-account-signing-key-file "$certs/sa.key" \
-		--service-cluster-ip-range 10.96.0.0/16 --allow-privileged=false "$@"
+		--service-cluster-ip-range 10.96.0.0/16 --allow-privileged=false
 	kubeconfig "$name" "$port"
 }
 apiserver control-plane "$CONTROL_PLANE_PORT"
 for i in "${!WORKLOAD_CLUSTERS[@]}"; do
-	apiserver "${WORKLOAD_CLUSTERS[$i]}" "${WORKLOAD_PORTS[$i]}"
+	apiserver "${WORKLOAD_CLUSTERS[$i]}" "${WORKLOAD_PORTS[$i]}" "$([[ "$NODES" == 1 ]] && echo --node)"
 done
 for name in control-plane "${WORKLOAD_CLUSTERS[@]}"; do
 	wait_for "kube-apiserver $name" 180 kubectl_as "$name" get --raw /readyz
@@ -110,7 +121,8 @@ controller_manager() { # NAME CONTROLLERS
 		--root-ca-file "$certs/ca.crt" --service-account-private-key-file "$certs/sa.key"
 }
 controller_manager control-plane garbage-collector-controller,namespace-controller
-for name in "${WORKLOAD_CLUSTERS[@]}"; do
+# With nodes, each node runs its cluster's kube-controller-manager (node.sh), with every default controller.
+[[ "$NODES" == 1 ]] || for name in "${WORKLOAD_CLUSTERS[@]}"; do
 	# The controllers that act on what our functions compose there without
 	# pods: a finished Job's TTL, owner references, a claim's protection
 	# finalizer. No job, deployment or volume controllers: with no nodes they
@@ -120,7 +132,7 @@ done
 
 export KUBECONFIG="$state/kubeconfigs/control-plane"
 
-step "Crossplane $CROSSPLANE_VERSION: its CRDs, the Usage webhook (on 127.0.0.1:$CROSSPLANE_WEBHOOK_PORT), core"
+step "Crossplane $CROSSPLANE_VERSION: its CRDs, the Usage webhook (on 127.0.0.1:$CROSSPLANE_WEBHOOK_PORT), core (clocks: $CLOCKS${CROSSPLANE_CLOCK_FLAGS:+, ${CROSSPLANE_CLOCK_FLAGS[*]}})"
 "$KUBECTL" apply --server-side --force-conflicts -f "$CROSSPLANE_CRDS" >/dev/null
 wait_for "the CRDs Established" 120 "$KUBECTL" wait --for condition=Established --timeout 5s crd --all
 "$KUBECTL" create namespace crossplane-system >/dev/null
@@ -132,9 +144,7 @@ start crossplane env POD_NAMESPACE=crossplane-system TLS_SERVER_CERTS_DIR="$stat
 	TLS_CLIENT_CERTS_DIR="$state/crossplane-client" \
 	"$CROSSPLANE_CORE" core start --namespace crossplane-system --cache-dir "$state/cache" \
 	--package-runtime External --webhook-port "$CROSSPLANE_WEBHOOK_PORT" --metrics-port "$CROSSPLANE_METRICS_PORT" \
-	--health-probe-port "$CROSSPLANE_HEALTH_PORT" --poll-interval "$POLL_INTERVAL" --sync-interval 1m \
-	--circuit-breaker-burst "$CIRCUIT_BREAKER_BURST" --circuit-breaker-refill-rate "$CIRCUIT_BREAKER_REFILL" \
-	--circuit-breaker-cooldown "$CIRCUIT_BREAKER_COOLDOWN"
+	--health-probe-port "$CROSSPLANE_HEALTH_PORT" "${CROSSPLANE_CLOCK_FLAGS[@]}"
 wait_for "Crossplane core (its webhook answering)" 120 curl -fsS "http://127.0.0.1:$CROSSPLANE_HEALTH_PORT/readyz"
 
 step "provider-kubernetes $PROVIDER_KUBERNETES_VERSION: its CRDs, a ClusterProviderConfig per workload cluster"
@@ -159,22 +169,25 @@ start provider-kubernetes env TLS_SERVER_CERTS_DIR="$state/provider-server" "$PR
 wait_for "provider-kubernetes" 120 curl -fsS "http://127.0.0.1:$PROVIDER_HEALTH_PORT/readyz"
 
 step "our three functions over mutual TLS"
-for i in "${!FUNCTIONS[@]}"; do
-	# With its Node flags and allocator settings as its image sets them
-	# (functions/<name>/node-options and glibc-tunables).
-	start "${FUNCTIONS[$i]}" env TLS_SERVER_CERTS_DIR="$state/function-server" \
-		NODE_OPTIONS="$(node "$repo/scripts/node-options.mjs" "${FUNCTIONS[$i]}")" \
-		GLIBC_TUNABLES="$(node "$repo/scripts/node-options.mjs" --glibc-tunables "${FUNCTIONS[$i]}")" \
-		node "$repo/functions/${FUNCTIONS[$i]}/dist/main.js" --address "127.0.0.1:${FUNCTION_PORTS[$i]}"
-done
-for i in "${!FUNCTIONS[@]}"; do
-	wait_for "${FUNCTIONS[$i]} on :${FUNCTION_PORTS[$i]}" 60 port_taken "${FUNCTION_PORTS[$i]}"
-done
+start_functions
 
 step "our packages, built with crossplane xpkg build and pushed to a local registry (:$REGISTRY_PORT)"
-start registry "$CRANE" registry serve --address "127.0.0.1:$REGISTRY_PORT" --disk "$state/registry"
+registry_address="127.0.0.1:$REGISTRY_PORT"
+[[ "$NODES" != 1 ]] || registry_address=":$REGISTRY_PORT" # the nodes' containerds pull from it
+start registry "$CRANE" registry serve --address "$registry_address" --disk "$state/registry"
 wait_for "the registry" 30 port_taken "$REGISTRY_PORT"
 build_and_push_packages
+
+if [[ "$NODES" == 1 ]]; then
+	step "a real node for each workload cluster (node.sh): containerd $CONTAINERD_VERSION, kubelet, kube-proxy, scheduler, controllers, local-path-provisioner $LOCAL_PATH_PROVISIONER_VERSION"
+	export NODE_CERTS="$certs" NODE_REGISTRY_PORT="$REGISTRY_PORT"
+	bash "$here/node.sh" images
+	# The hydration Jobs' default image, as the compositions name it.
+	bash "$repo/images/hydration/build.sh" "127.0.0.1:$REGISTRY_PORT"
+	for i in "${!WORKLOAD_CLUSTERS[@]}"; do
+		NODE_API_PORT="${WORKLOAD_PORTS[$i]}" bash "$here/node.sh" up "${WORKLOAD_CLUSTERS[$i]}" "$i"
+	done
+fi
 
 step "the Configuration and the three Functions, installed by Crossplane from the registry"
 "$KUBECTL" apply -f "$repo/test/e2e/manifests/inferencecluster-crd.yaml" >/dev/null

@@ -5,7 +5,7 @@
 // bytes are exactly those (a function is a pure function of its request).
 
 import { status, type ServiceError } from '@grpc/grpc-js';
-import { MAX_MESSAGE_BYTES, MAX_STRUCT_DEPTH, decodeRequest, encodeResponse, jsonLogger, runSafely } from '#lib';
+import { MAX_MESSAGE_BYTES, MAX_STRUCT_DEPTH, decodeRequest, encodeWithinLimit, jsonLogger, runSafely } from '#lib';
 import {
   rawFunctionClient,
   requestBytes,
@@ -15,12 +15,14 @@ import {
   type RunningServer,
 } from '#testing';
 import {
+  OVER_LIMIT,
   badLogLines,
   checkHandlerOutput,
   checkResponse,
   fatalMessages,
   leaks,
   logLeaks,
+  responseTooBig,
   unknownFieldPassed,
   type Violation,
 } from '../support/invariants.js';
@@ -60,6 +62,12 @@ export interface CampaignReport {
   fatal: number;
   /** Refused with a gRPC error by design (a Struct deeper than the codec's bound, a message over 64 MiB). */
   refused: number;
+  /** Answered with the Fatal result for a response over Crossplane's 4 MiB (counted among `fatal`). */
+  overLimit: number;
+  /** The first few of them: what made a response that large. */
+  overLimitCases: { case: number; seed: string; mutations: string[] }[];
+  /** Answered with ReportsAccepted False: a cluster-side report (or a child's status) refused by its checks. */
+  reportsRefused: number;
   latencyMs: { p50: number; p99: number; max: number };
   /** The slowest cases, slowest first: what a person looks at when the bound comes near. */
   slowest: { case: number; ms: number; seed: string; mutations: string[] }[];
@@ -121,6 +129,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
   let valid = 0;
   let fatal = 0;
   let refused = 0;
+  let overLimit = 0;
+  const overLimitCases: CampaignReport['overLimitCases'] = [];
+  let reportsRefused = 0;
   let exited = false;
   const started = performance.now();
 
@@ -201,13 +212,21 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       if (error?.code === status.INVALID_ARGUMENT && EXPECTED_REFUSAL.test(error.details)) refused++;
       else found.push({ kind: 'deep-not-refused', detail: error ? `${error.code}: ${error.details}` : 'answered' });
     } else if (error) {
-      found.push({ kind: 'grpc-error', detail: `${error.code}: ${error.details}` });
+      // The client takes 4 MiB at most, as Crossplane's does: a bigger answer arrives as RESOURCE_EXHAUSTED.
+      if (error.code === status.RESOURCE_EXHAUSTED) found.push({ kind: 'response-over-4MiB', detail: error.details });
+      else found.push({ kind: 'grpc-error', detail: `${error.code}: ${error.details}` });
     } else if (answer) {
+      found.push(...responseTooBig(answer.length));
       const rsp = responseFromBytes(answer);
       found.push(...checkResponse(name, request, rsp));
       found.push(...leaks(rsp, answer));
       found.push(...unknownFieldPassed(name, request, rsp));
       const messages = fatalMessages(rsp);
+      if (messages.some((message) => OVER_LIMIT.test(message))) {
+        overLimit++;
+        if (overLimitCases.length < SLOWEST_KEPT) overLimitCases.push({ case: index, seed: base.name, mutations });
+      }
+      if (rsp.conditions.some((c) => c.type === 'ReportsAccepted' && c.status === 'STATUS_CONDITION_FALSE')) reportsRefused++;
       if (messages.length > 0) {
         fatal++;
         const field = messages[0]!.split(' ')[0]!.replace(/\[\d+\]/g, '[]');
@@ -217,11 +236,12 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
       }
       // The same bytes in process: what the handler built, and that the server answered exactly that.
       inProcessLines.length = 0;
-      const own = runSafely(name, handler, decodeRequest(bytes), logger);
+      const decoded = decodeRequest(bytes);
+      const own = runSafely(name, handler, decoded, logger);
       found.push(...checkHandlerOutput(own));
       found.push(...badLogLines(inProcessLines));
       found.push(...logLeaks(inProcessLines));
-      if (!encodeResponse(own).equals(answer))
+      if (!encodeWithinLimit(name, decoded, own).bytes.equals(answer))
         found.push({ kind: 'nondeterministic', detail: 'the server answered other bytes than an in-process run' });
     }
     for (const violation of found) violations.push({ ...violation, case: index, seed: base.name, mutations });
@@ -263,6 +283,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRep
     valid,
     fatal,
     refused,
+    overLimit,
+    overLimitCases,
+    reportsRefused,
     latencyMs: { p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)), max: round(sorted.at(-1) ?? 0) },
     slowest,
     violations,
@@ -285,7 +308,9 @@ export function formatReport(reports: readonly CampaignReport[]): string {
   for (const r of reports) {
     lines.push(
       `${r.name}: ${r.cases} cases from ${r.seeds} seeds (run seed ${r.seed}) in ${(r.durationMs / 1000).toFixed(1)} s`,
-      `  answered valid ${r.valid}, Fatal naming a field ${r.fatal}, refused by design (Struct deeper than ${MAX_STRUCT_DEPTH}, or over 64 MiB) ${r.refused}`,
+      `  answered valid ${r.valid}, Fatal naming a field ${r.fatal} (of which over the 4 MiB response limit ${r.overLimit}), refused by design (Struct deeper than ${MAX_STRUCT_DEPTH}, or over 64 MiB) ${r.refused}`,
+      `  cluster-side reports refused (ReportsAccepted False) ${r.reportsRefused}`,
+      ...r.overLimitCases.map((c) => `  over 4 MiB: case ${c.case} (seed ${c.seed}; ${c.mutations.join(' | ')})`),
       `  latency p50 ${r.latencyMs.p50} ms, p99 ${r.latencyMs.p99} ms, max ${r.latencyMs.max} ms (bound ${ANSWER_WITHIN_MS} ms)`,
       ...r.slowest.map((c) => `  slow: case ${c.case} ${c.ms} ms (seed ${c.seed}; ${c.mutations.join(' | ')})`),
       `  Fatal results by field: ${

@@ -1019,6 +1019,200 @@ function mutateDepth(rnd: Random, req: TestRequest): string {
   return `depth: a Struct ${levels + 2} containers deep`;
 }
 
+// --- Reports a workload cluster writes back (issue 29, point 2) ---------------
+
+const GIB = 1024 ** 3;
+const COMMIT = '0123456789abcdef0123456789abcdef01234567';
+/** Numbers no report should carry, or only in the right combination: out of range, of the wrong type, at the bounds. */
+const BAD_NUMBERS: Json[] = [
+  -1,
+  -(2 ** 53),
+  0,
+  0.5,
+  1.5,
+  1e9,
+  1e15,
+  2 ** 53 + 2,
+  1e308,
+  100_000,
+  100_001,
+  100_000 * GIB,
+  100_000 * GIB + 1,
+  '20',
+  '1e9',
+  null,
+  true,
+  [],
+  {},
+];
+const REPORT_FIELDS = ['bytesDone', 'bytesTotal', 'filesDone', 'filesTotal', 'requiredGiB', 'stalledSeconds'] as const;
+const REPORT_STATES = ['Sized', 'Downloading', 'Verifying', 'Verified', 'Failed', 'Unverified', 'Done', '', 5];
+
+/** A report as hydrate.py writes one, then broken: a field out of range, or the fields inconsistent with each other. */
+function hostileReport(rnd: Random): { value: Json; name: string } {
+  const total = rnd.pick([0, 1, 1024, GIB, 10 * GIB, 20 * GIB, 21 * GIB, 5000 * GIB, 100_000 * GIB]);
+  const report: JsonObject = {
+    state: rnd.pick(REPORT_STATES.slice(0, 4)),
+    commit: COMMIT,
+    bytesDone: Math.floor(total / 2),
+    bytesTotal: total,
+    filesDone: 1,
+    filesTotal: total === 0 ? rnd.pick([0, 1]) : 4,
+    requiredGiB: Math.ceil((total * 1.1) / GIB) + 1,
+  };
+  const roll = rnd.next();
+  let name: string;
+  if (roll < 0.4) {
+    const field = rnd.pick(REPORT_FIELDS);
+    const value = rnd.pick(BAD_NUMBERS);
+    report[field] = clone(value);
+    name = `${field} = ${JSON.stringify(value)?.slice(0, 20)}`;
+  } else if (roll < 0.55) {
+    report['bytesDone'] = total + rnd.pick([1, GIB]);
+    name = 'bytesDone > bytesTotal';
+  } else if (roll < 0.65) {
+    report['filesDone'] = (report['filesTotal'] as number) + 1;
+    name = 'filesDone > filesTotal';
+  } else if (roll < 0.78) {
+    report['requiredGiB'] = rnd.pick([1, 2, 13, 1000, 1e9, 100_000, 100_001, Math.ceil(total / GIB) - 1]);
+    name = `requiredGiB ${String(report['requiredGiB'])} for ${total} bytes`;
+  } else if (roll < 0.85) {
+    report['state'] = rnd.pick(REPORT_STATES);
+    name = `state ${JSON.stringify(report['state'])}`;
+  } else if (roll < 0.9) {
+    report['commit'] = rnd.pick(['main', 'x'.repeat(5000), COMMIT.toUpperCase(), 5]);
+    name = 'bad commit';
+  } else if (roll < 0.95) {
+    report['state'] = 'Failed';
+    report['message'] = rnd.pick(['x'.repeat(1001), 'x'.repeat(100_000), 5, '']);
+    name = 'Failed with a bad message';
+  } else {
+    name = 'consistent';
+  }
+  return { value: report, name };
+}
+
+/** A child's (or an entry's, or an inherited) status with out-of-range or inconsistent numbers. */
+function hostileStatus(rnd: Random, base: JsonObject): { value: JsonObject; name: string } {
+  const status: JsonObject = { ...base };
+  const roll = rnd.next();
+  const total = rnd.pick([10 * GIB, 2 ** 60, 100_000 * GIB]);
+  if (roll < 0.3) {
+    const value = rnd.pick(BAD_NUMBERS);
+    status['sizeGiB'] = clone(value);
+    return { value: status, name: `status.sizeGiB = ${JSON.stringify(value)?.slice(0, 20)}` };
+  }
+  if (roll < 0.6) {
+    const progress: JsonObject = { percent: 50, bytesDone: total / 2, bytesTotal: total, filesDone: 1, filesTotal: 2, summary: '50%' };
+    const field = rnd.pick(['percent', 'bytesDone', 'bytesTotal', 'filesDone', 'filesTotal', 'summary']);
+    progress[field] = clone(rnd.pick<Json>([...BAD_NUMBERS, 'x'.repeat(100)]));
+    status['progress'] = progress;
+    return { value: status, name: `status.progress.${field} broken` };
+  }
+  if (roll < 0.75) {
+    status['attempts'] = clone(rnd.pick(BAD_NUMBERS));
+    return { value: status, name: 'status.attempts broken' };
+  }
+  if (roll < 0.85) {
+    status['digest'] = rnd.pick(['sha256:zz', `sha256:${'A'.repeat(64)}`, 'x'.repeat(10_000), 5]);
+    return { value: status, name: 'status.digest broken' };
+  }
+  status['message'] = rnd.pick(['m'.repeat(40_000), 5, '']);
+  status['commit'] = rnd.pick(['main', 'c'.repeat(5000)]);
+  return { value: status, name: 'status.message and commit broken' };
+}
+
+/** Where the remote object sits in an observed Object. */
+function remoteOf(resource: JsonObject): JsonObject {
+  const status = objectField(resource, 'status');
+  const atProvider = objectField(status, 'atProvider');
+  return objectField(atProvider, 'manifest');
+}
+
+/** The OCI resolver's ConfigMap with a result that contradicts itself. */
+function hostileResult(rnd: Random, configMap: JsonObject): string {
+  const remote = remoteOf(configMap);
+  const data = objectField(remote, 'data');
+  const manifest = typeof data['manifest'] === 'string' ? data['manifest'] : '{"schemaVersion":2}';
+  const roll = rnd.next();
+  if (roll < 0.4) data['digest'] = `sha256:${'a'.repeat(64)}`;
+  else if (roll < 0.6) data['digest'] = rnd.pick(['sha256:zz', 'x'.repeat(100_000), `sha256:${'A'.repeat(64)}`, '']);
+  else if (roll < 0.8) data['manifest'] = `${manifest} `;
+  else data['manifest'] = 'm'.repeat(rnd.pick([10_000, 1 << 20]));
+  return `the resolver's result contradicts itself (${roll < 0.4 ? 'digest of another manifest' : roll < 0.6 ? 'malformed digest' : roll < 0.8 ? 'manifest changed' : 'huge manifest'})`;
+}
+
+/**
+ * A report a workload cluster wrote, broken: the progress or sizing report on
+ * a hydration Job, the resolver's result, a child's status rolled up by a
+ * shard or a cache, a shard's entries, a status handed on, the cache entry a
+ * replica reads.
+ */
+function mutateClusterReport(rnd: Random, req: TestRequest, name: FunctionName): string {
+  const resources = req.observed?.resources ?? {};
+  const xr = req.observed?.composite?.resource;
+  if (name === 'compose-model-cache-hydration') {
+    const jobs = ['hydrate', 'size'].filter((key) => resources[key] !== undefined);
+    const result = resources['resolve-result'];
+    const roll = rnd.next();
+    if (jobs.length > 0 && roll < 0.6) {
+      const key = rnd.pick(jobs);
+      const report = hostileReport(rnd);
+      const metadata = objectField(remoteOf(resources[key]!.resource), 'metadata');
+      const annotations = objectField(metadata, 'annotations');
+      annotations['modelplane.ai/progress'] = rnd.chance(0.95) ? JSON.stringify(report.value) : 'x'.repeat(rnd.pick([5000, 200_000]));
+      return `report on ${key}: ${report.name}`;
+    }
+    if (result !== undefined && roll < 0.8) return hostileResult(rnd, result.resource);
+    if (!xr) return 'report: no XR';
+    if (rnd.chance(0.5)) {
+      const spec = objectField(xr, 'spec');
+      const inherited = hostileStatus(rnd, { phase: rnd.pick(['Ready', 'Hydrating', 'Failed']), staged: 'Qwen/Qwen3-0.6B' });
+      spec['inheritedStatus'] = inherited.value;
+      delete xr['status'];
+      return `spec.inheritedStatus: ${inherited.name}`;
+    }
+    const own = hostileStatus(rnd, (xr['status'] as JsonObject | undefined) ?? { phase: 'Hydrating' });
+    xr['status'] = own.value;
+    return `own status: ${own.name}`;
+  }
+  if (name === 'compose-model-cache') {
+    const keys = Object.keys(resources).filter((key) => key.startsWith('hydration-') || key.startsWith('shard-'));
+    if (keys.length === 0) return 'report: no child or shard observed';
+    const key = rnd.pick(keys);
+    const resource = resources[key]!.resource;
+    const status = objectField(resource, 'status');
+    if (key.startsWith('shard-')) {
+      const entries = Array.isArray(status['clusters']) ? (status['clusters'] as JsonObject[]) : [];
+      if (entries.length === 0) return `report: ${key} has no entries`;
+      const index = rnd.int(0, entries.length - 1);
+      const entry = hostileStatus(rnd, entries[index]!);
+      entries[index] = entry.value;
+      return `${key} entry ${index}: ${entry.name}`;
+    }
+    const child = hostileStatus(rnd, status);
+    resource['status'] = { ...child.value, conditions: status['conditions'] ?? [] };
+    return `${key}: ${child.name}`;
+  }
+  // The replica: its cluster's hydration, or its cache's entry.
+  const sets = Object.values(req.requiredResources ?? {});
+  const targets = sets
+    .flatMap((set) => set.items)
+    .filter((item) => item.resource['kind'] === 'ModelCacheHydration' || item.resource['kind'] === 'ModelCache');
+  if (targets.length === 0) return 'report: nothing required to read';
+  const target = rnd.pick(targets).resource;
+  const status = objectField(target, 'status');
+  if (target['kind'] === 'ModelCache' && Array.isArray(status['clusters']) && status['clusters'].length > 0) {
+    const entries = status['clusters'] as JsonObject[];
+    const index = rnd.int(0, entries.length - 1);
+    entries[index] = hostileStatus(rnd, entries[index]!).value;
+    return `required ModelCache entry ${index} broken`;
+  }
+  const broken = hostileStatus(rnd, status);
+  target['status'] = broken.value;
+  return `required ${target['kind'] === 'ModelCache' ? 'ModelCache' : 'ModelCacheHydration'}: ${broken.name}`;
+}
+
 export interface Mutated {
   request: TestRequest;
   mutations: string[];
@@ -1037,8 +1231,9 @@ export function mutate(rnd: Random, name: FunctionName, seed: TestRequest): Muta
       mutations.push(xr ? edit(rnd, xr, rnd.chance(0.8) ? EDITS[name] : COMMON_EDITS, 'xr') : 'xr: absent');
     } else if (roll < 0.7) mutations.push(mutateObserved(rnd, request));
     else if (roll < 0.8) mutations.push(mutateRequired(rnd, request, name));
-    // The settings (issue 15), a credential in them and a misspelled field (issue 29): a tenth of all mutations.
-    else if (roll < 0.9) mutations.push(mutateInput(rnd, request, name));
+    else if (roll < 0.86) mutations.push(mutateClusterReport(rnd, request, name));
+    // The settings (issue 15), a credential in them and a misspelled field (issue 29).
+    else if (roll < 0.91) mutations.push(mutateInput(rnd, request, name));
     else if (roll < 0.93 && name === 'compose-model-cache-hydration') mutations.push(mutateReportToken(rnd, request));
     else if (roll < 0.97) mutations.push(mutateEnvelope(rnd, request));
     else mutations.push(mutateDepth(rnd, request));

@@ -1,7 +1,16 @@
 // What every answer must hold, whatever the request: the checks the fuzzer
 // (and the other hardening tests) apply to each response.
 
-import type { JsonObject, RunFunctionResponse } from '#lib';
+import {
+  MAX_ATTEMPTS,
+  MAX_REPORT_BYTES,
+  MAX_REPORT_FILES,
+  MAX_RESPONSE_BYTES,
+  MAX_SIZE_GIB,
+  MIN_SIZE_GIB,
+  type JsonObject,
+  type RunFunctionResponse,
+} from '#lib';
 import { manifestOf, type FunctionName, type TestRequest, type TestResponse } from '#testing';
 import { FUZZ_TOKEN } from '../fuzz/mutate.js';
 import { INPUT_SCHEMA, PLANTED_PASSWORD, credentialForms, fieldPath, unknownFields } from './settings-input.js';
@@ -218,6 +227,8 @@ export function checkResponse(name: FunctionName, req: TestRequest, rsp: TestRes
   if (rsp.meta.ttl?.seconds !== 60) out.push({ kind: 'ttl', detail: `ttl ${JSON.stringify(rsp.meta.ttl)}` });
   const fatal = fatalMessages(rsp);
   for (const message of fatal) {
+    // The runtime's own answer to a response over Crossplane's 4 MiB: it names the limit, the size and the fleet.
+    if (OVER_LIMIT.test(message)) continue;
     if (message.startsWith(`${name} failed:`)) out.push({ kind: 'internal-error', detail: message.slice(0, 300) });
     else if (!NAMES_A_FIELD.test(message)) out.push({ kind: 'fatal-without-field', detail: message.slice(0, 300) });
   }
@@ -231,6 +242,106 @@ export function checkResponse(name: FunctionName, req: TestRequest, rsp: TestRes
   out.push(...badNames(req, resources));
   out.push(...badLabels(req, resources));
   if (name === 'compose-model-cache-hydration') out.push(...unpinnedMount(rsp));
+  out.push(...composedSizes(req, resources));
+  out.push(...statusNumbers(rsp.desired?.composite?.resource['status'], 'status'));
+  for (const [key, resource] of Object.entries(resources)) {
+    const inherited = (resource['spec'] as JsonObject | undefined)?.['inheritedStatus'];
+    if (inherited !== undefined) out.push(...statusNumbers(inherited, `desired ${key} spec.inheritedStatus`));
+    const members = (resource['spec'] as JsonObject | undefined)?.['clusters'];
+    if (Array.isArray(members)) {
+      members.forEach((member, i) => {
+        const carried = (member as JsonObject | null)?.['inheritedStatus'];
+        if (carried !== undefined) out.push(...statusNumbers(carried, `desired ${key} spec.clusters[${i}].inheritedStatus`));
+      });
+    }
+  }
+  return out;
+}
+
+/** The runtime's Fatal result for a response over 4 MiB (lib runtime/limit.ts). */
+export const OVER_LIMIT =
+  /^response size [\d,]+ bytes is over the [\d,]+-byte \([\d.]+ MiB\) limit .* a fleet of [\d,]+ clusters?: nothing was applied/;
+
+/** A response's bytes on the wire: never over what Crossplane's client takes. */
+export function responseTooBig(bytes: number): Violation[] {
+  return bytes > MAX_RESPONSE_BYTES ? [{ kind: 'response-over-4MiB', detail: `${bytes} bytes` }] : [];
+}
+
+const GI = /^([0-9]+)Gi$/;
+
+/**
+ * Every claim size composed is inside the XRD's bounds (1..100000 GiB), on a
+ * PVC and in a Job's --size-gib: whatever a cluster reported. A claim kept
+ * exactly as observed is what exists, not composed by us.
+ */
+export function composedSizes(req: TestRequest, resources: Record<string, JsonObject>): Violation[] {
+  const out: Violation[] = [];
+  const inBounds = (n: number): boolean => Number.isSafeInteger(n) && n >= MIN_SIZE_GIB && n <= MAX_SIZE_GIB;
+  for (const [key, object] of Object.entries(resources)) {
+    const manifest = manifestOf(object);
+    if (manifest['kind'] === 'PersistentVolumeClaim') {
+      const storage = stringAt(manifest, 'spec', 'resources', 'requests', 'storage');
+      const observed = req.observed?.resources?.[key]?.resource;
+      const before = observed === undefined ? undefined : stringAt(manifestOf(observed), 'spec', 'resources', 'requests', 'storage');
+      const policies = managementPolicies(object);
+      const observeOnly = policies.length === 1 && policies[0] === 'Observe';
+      if (storage !== undefined && storage !== before && !observeOnly) {
+        const match = GI.exec(storage);
+        if (!match || !inBounds(Number(match[1])))
+          out.push({ kind: 'size-out-of-bounds', detail: `${key}: storage ${JSON.stringify(storage.slice(0, 40))}` });
+      }
+    }
+    for (const size of JSON.stringify(manifest).matchAll(/--size-gib=([^"\s']*)/g)) {
+      if (!inBounds(Number(size[1]))) out.push({ kind: 'size-out-of-bounds', detail: `${key}: --size-gib=${size[1]!.slice(0, 40)}` });
+    }
+  }
+  return out;
+}
+
+const isCount = (value: unknown, max: number): boolean =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= max;
+
+/**
+ * The numbers of a status (a hydration's, a shard's or a cache's, each
+ * `clusters[]` entry, an inherited status): sizes in the XRD's bounds,
+ * attempts bounded, progress whole and consistent (done ≤ total, percent
+ * 0-100), a summary's sums non-negative and done ≤ total.
+ */
+export function statusNumbers(status: unknown, label: string): Violation[] {
+  const out: Violation[] = [];
+  if (status === null || typeof status !== 'object' || Array.isArray(status)) return out;
+  const record = status as JsonObject;
+  const bad = (what: string, value: unknown): void => {
+    out.push({ kind: 'status-number', detail: `${label}.${what} = ${JSON.stringify(value)?.slice(0, 40)}` });
+  };
+  if (record['sizeGiB'] !== undefined) {
+    const size = record['sizeGiB'];
+    if (!(typeof size === 'number' && Number.isSafeInteger(size) && size >= MIN_SIZE_GIB && size <= MAX_SIZE_GIB)) bad('sizeGiB', size);
+  }
+  if (record['attempts'] !== undefined && !(isCount(record['attempts'], MAX_ATTEMPTS) && (record['attempts'] as number) >= 1))
+    bad('attempts', record['attempts']);
+  const progress = record['progress'];
+  if (progress !== undefined && progress !== null && typeof progress === 'object' && !Array.isArray(progress)) {
+    const p = progress;
+    if (!isCount(p['percent'], 100)) bad('progress.percent', p['percent']);
+    for (const field of ['bytesDone', 'bytesTotal'] as const) if (!isCount(p[field], MAX_REPORT_BYTES)) bad(`progress.${field}`, p[field]);
+    for (const field of ['filesDone', 'filesTotal'] as const) if (!isCount(p[field], MAX_REPORT_FILES)) bad(`progress.${field}`, p[field]);
+    if ((p['bytesDone'] as number) > (p['bytesTotal'] as number)) bad('progress.bytesDone', p['bytesDone']);
+    if ((p['filesDone'] as number) > (p['filesTotal'] as number)) bad('progress.filesDone', p['filesDone']);
+    if (typeof p['summary'] !== 'string' || p['summary'].length > 64) bad('progress.summary', p['summary']);
+  }
+  const summary = record['summary'];
+  if (summary !== null && typeof summary === 'object' && !Array.isArray(summary)) {
+    const s = summary;
+    for (const field of ['bytesDone', 'bytesTotal'] as const) {
+      if (s[field] !== undefined && !(typeof s[field] === 'number' && Number.isFinite(s[field]) && s[field] >= 0))
+        bad(`summary.${field}`, s[field]);
+    }
+    if (typeof s['bytesDone'] === 'number' && typeof s['bytesTotal'] === 'number' && s['bytesDone'] > s['bytesTotal'])
+      bad('summary.bytesDone', s['bytesDone']);
+  }
+  const entries = record['clusters'];
+  if (Array.isArray(entries)) entries.forEach((entry, i) => out.push(...statusNumbers(entry, `${label}.clusters[${i}]`)));
   return out;
 }
 

@@ -17,7 +17,9 @@ import {
   isReady,
   newResponse,
   readCacheState,
+  readCacheStateChecked,
   readComposite,
+  reportsCondition,
   requireResources,
   requiredOne,
   selectByName,
@@ -26,6 +28,7 @@ import {
   setCondition,
   type ClusterCacheState,
   type JsonObject,
+  type ReportProblem,
   type ResourceSelector,
   type RunFunctionRequest,
   type RunFunctionResponse,
@@ -72,9 +75,10 @@ export function composeShard(req: RunFunctionRequest): RunFunctionResponse {
   // Compose.
   const stamp = childStamper(shard.cache);
   const entries: ClusterEntry[] = [];
+  const refused: ReportProblem[] = [];
   for (const member of shard.members) {
     const child = children.get(member.name);
-    entries.push(entryOf(shard, member, child, stillHeld.has(member.name)));
+    entries.push(entryOf(shard, member, child, stillHeld.has(member.name), refused));
     if (stillHeld.has(member.name)) continue;
     if (member.keep) {
       if (child) desire(rsp, childKey(member.name), keepChild(shard.cache, member.name, child), isReady(child));
@@ -92,7 +96,7 @@ export function composeShard(req: RunFunctionRequest): RunFunctionResponse {
   for (const [cluster, child] of [...children].sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (listed.has(cluster) || shard.drop.has(cluster)) continue;
     desire(rsp, childKey(cluster), keepChild(shard.cache, cluster, child), isReady(child));
-    entries.push({ name: cluster, state: stateOfChild(child) ?? pending(shard, cluster), note: UNLISTED_NOTE(shard.cache.name) });
+    entries.push({ name: cluster, state: stateOfChild(child, refused) ?? pending(shard, cluster), note: UNLISTED_NOTE(shard.cache.name) });
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
@@ -119,6 +123,8 @@ export function composeShard(req: RunFunctionRequest): RunFunctionResponse {
     reason: allReady ? REASON.Staged : counts.Failed > 0 ? REASON.HydrationFailed : counts.Ready > 0 ? REASON.Partial : REASON.Hydrating,
     message: `${counts.Ready}/${entries.length} clusters ready${counts.Failed > 0 ? `, ${counts.Failed} failed` : ''}`,
   });
+  // What the children wrote, as checked: a field that failed is not rolled up, and is named here.
+  setCondition(rsp, reportsCondition(refused, `every child's status passed its checks`));
   setCompositeReady(rsp, allReady);
   return rsp;
 }
@@ -133,10 +139,13 @@ function controlledByAnother(object: JsonObject, uid: string | undefined): boole
   return refs.some((ref) => getIn(ref, 'controller') === true && getIn(ref, 'uid') !== uid);
 }
 
-/** The child's own report, once it has one. */
-function stateOfChild(child: JsonObject | undefined): ClusterCacheState | undefined {
+/** The child's own report, once it has one, checked; what fails goes to `refused`. */
+function stateOfChild(child: JsonObject | undefined, refused?: ReportProblem[]): ClusterCacheState | undefined {
   if (child === undefined || getString(child, 'status', 'phase') === undefined) return undefined;
-  return readCacheState(getIn(child, 'status'));
+  const name = getString(child, 'metadata', 'name') ?? 'a ModelCacheHydration';
+  const { state, problems } = readCacheStateChecked(getIn(child, 'status'), `the status of ${name}`);
+  refused?.push(...problems);
+  return state;
 }
 
 function pending(shard: ModelCacheShard, cluster: string): ClusterCacheState {
@@ -151,8 +160,14 @@ function pending(shard: ModelCacheShard, cluster: string): ClusterCacheState {
  * child has not reported yet, the status it inherits (so the cluster stays
  * what it was, Ready with its mount included); else Pending.
  */
-function entryOf(shard: ModelCacheShard, member: ShardMember, child: JsonObject | undefined, heldElsewhere: boolean): ClusterEntry {
-  const own = stateOfChild(child);
+function entryOf(
+  shard: ModelCacheShard,
+  member: ShardMember,
+  child: JsonObject | undefined,
+  heldElsewhere: boolean,
+  refused: ReportProblem[],
+): ClusterEntry {
+  const own = stateOfChild(child, refused);
   const state = own ?? (member.inheritedStatus ? readCacheState(member.inheritedStatus) : pending(shard, member.name));
   const entry: ClusterEntry = { name: member.name, state };
   if (member.note !== undefined) entry.note = member.note;

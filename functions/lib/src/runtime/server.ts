@@ -9,6 +9,7 @@ import { redactMessage } from '../redact.js';
 import { fatalResult } from '../response.js';
 import { RESPONSE_TTL_SECONDS } from '../constants.js';
 import { DecodeError, decodeRequest, decodeRequestOnDemand, encodeResponse } from './codec.js';
+import { MAX_RESPONSE_BYTES, encodeWithinLimit } from './limit.js';
 import type { Logger } from './log.js';
 import { GrpcStatus, createUnaryServer, type UnaryServer } from './unary.js';
 
@@ -16,9 +17,11 @@ import { GrpcStatus, createUnaryServer, type UnaryServer } from './unary.js';
 export type FunctionHandler = (req: RunFunctionRequest) => RunFunctionResponse;
 
 /**
- * gRPC's default 4 MiB limit is crossed by a ModelCache over about 1,300
- * clusters. 64 MiB admits some 20,000 clusters and still bounds what one
- * request can make a server allocate.
+ * The largest request taken. gRPC's default 4 MiB is crossed by a
+ * ModelCache's request (every selected InferenceCluster) over about 1,300
+ * clusters; 64 MiB admits some 40,000 and still bounds what one request can
+ * make a server allocate. A response is bound by MAX_RESPONSE_BYTES (4 MiB,
+ * what Crossplane's client takes), not by this.
  */
 export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
@@ -90,7 +93,16 @@ export function answer(
   let rsp = runSafely(name, handler, req, logger);
   let encoded: Buffer;
   try {
-    encoded = encodeResponse(rsp);
+    const within = encodeWithinLimit(name, req, rsp);
+    encoded = within.bytes;
+    if (within.overLimit !== undefined) {
+      logger.warn('response over the limit', {
+        tag: req.meta?.tag,
+        responseBytes: within.overLimit.size,
+        limitBytes: MAX_RESPONSE_BYTES,
+        fleet: within.overLimit.fleet,
+      });
+    }
   } catch (error) {
     // A value no Struct can hold is a bug in the function; answer Fatal rather than fail the call.
     rsp = runSafely(
@@ -138,7 +150,7 @@ export const RETAINED_RECEIVE_BYTES = 16 * 1024 * 1024;
  * request at N = 1,000, on gRPC-js's server (p50; peak RSS, calls one at a
  * time): 64 KiB 57-62 ms, 148-157 MB; 256 KiB 49-50 ms, 166 MB; 1 MiB
  * 43-45 ms, 173-201 MB; 16 MiB (where Go's gRPC grows its own windows)
- * 50 ms, 201 MB (BENCHMARKS.md, "What one run does not show"). A wider window
+ * 50 ms, 201 MB (docs/design/benchmark-history.md, "The transport"). A wider window
  * lets more of a request arrive at once; 256 KiB takes most of the speed for
  * little of that memory.
  */

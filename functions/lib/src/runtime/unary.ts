@@ -2,7 +2,7 @@
 // server. A function has exactly one method, takes one message and gives one
 // back, so the protocol it needs is small (the gRPC over HTTP/2 spec: a
 // POST with a length-prefixed message each way and the status in trailers).
-// What owning it buys (BENCHMARKS.md, "How a request is decoded"): a request
+// What owning it buys (docs/design/benchmark-history.md, "The transport"): a request
 // is received once, into the buffer the previous call used, instead of as a
 // list of chunks plus their concatenation that live until the collector finds
 // them; and each call skips gRPC-js's generic machinery.

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# The Modelplane hydration image (HYDRATION_IMAGE in functions/lib/src/constants.ts):
+# Debian bookworm's Python (debootstrap, minbase, with ca-certificates), the
+# pinned huggingface_hub (HUGGINGFACE_HUB_VERSION in the hydration function)
+# and its dependencies from PyPI as wheels, and hydrate.py at
+# /opt/modelplane/hydrate.py. No Docker, no base image to pull: crane writes
+# the layers. A Job runs it as `python3 /opt/modelplane/hydrate.py ARGS` and
+# installs nothing.
+#
+#   images/hydration/build.sh REGISTRY    build and push to REGISTRY (host:port) as
+#                                          REGISTRY/<the image's name>, e.g.
+#                                          127.0.0.1:15000/xpkg.upbound.io/modelplane/hydration:v0.1.0
+#   images/hydration/build.sh --base      only the base, into the cache (`make tools` does this)
+#
+# The base (Debian and the wheels, 60 to 120 s, root for debootstrap) is built
+# once per Debian suite and huggingface_hub version into the tools cache
+# (~/.cache/modelplane-tools/hydration-base-...), as an image tarball whose
+# layer is compressed once; each run pushes it and adds the script's layer.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+registry="${1:?usage: images/hydration/build.sh REGISTRY (host:port) | --base}"
+eval "$(bash "$repo/tools/build.sh" env | grep -E '^(TOOLS_CACHE|CRANE)=' | sed 's/^/export /')"
+image="$(sed -n "s/^export const HYDRATION_IMAGE = '\(.*\)';/\1/p" "$repo/functions/lib/src/constants.ts")"
+hub="$(sed -n "s/^export const HUGGINGFACE_HUB_VERSION = '\(.*\)';/\1/p" "$repo/functions/compose-model-cache-hydration/src/huggingface.ts")"
+script="$repo/functions/compose-model-cache-hydration/src/hydrate.py"
+suite=bookworm python=3.11 # bookworm's python3 is 3.11: the wheels are chosen for it
+[[ -n "$image" && -n "$hub" ]] || { echo "hydration image: can't read HYDRATION_IMAGE or HUGGINGFACE_HUB_VERSION" >&2; exit 1; }
+base="$TOOLS_CACHE/hydration-base-$suite-huggingface_hub-$hub"
+say() { printf '[%s] %s\n' "${SAY_AS:-hydration image}" "$*" >&2; }
+arch="$(go env GOARCH 2>/dev/null || echo amd64)"
+case "$arch" in amd64) wheel_arch=x86_64 ;; arm64) wheel_arch=aarch64 ;; *) say "no wheels for $arch"; exit 1 ;; esac
+
+build_base() {
+	local tmp="$base.partial" rootfs t0=$SECONDS
+	command -v debootstrap >/dev/null || { say "debootstrap is missing: apt-get install debootstrap (as root)"; return 1; }
+	((EUID == 0)) || { say "debootstrap needs root"; return 1; }
+	rm -rf "$tmp" && mkdir -p "$tmp"
+	rootfs="$tmp/rootfs"
+	say "hydration-base: debootstrap $suite (minbase, python3, ca-certificates) into $rootfs (log: $tmp/build.log)"
+	debootstrap --variant=minbase --include=python3,ca-certificates "$suite" "$rootfs" http://deb.debian.org/debian >"$tmp/build.log" 2>&1 ||
+		{ tail -n 20 "$tmp/build.log" >&2; return 1; }
+	say "hydration-base: huggingface_hub==$hub and its dependencies, wheels for CPython $python on $wheel_arch"
+	python3 -m pip install --quiet --disable-pip-version-check --no-cache-dir --no-compile --only-binary=:all: \
+		--implementation cp --python-version "$python" --abi "cp${python/./}" \
+		--platform "manylinux_2_28_$wheel_arch" --platform "manylinux2014_$wheel_arch" --platform "manylinux_2_17_$wheel_arch" \
+		--target "$rootfs/usr/local/lib/python$python/dist-packages" "huggingface_hub==$hub" >>"$tmp/build.log" 2>&1 ||
+		{ tail -n 20 "$tmp/build.log" >&2; return 1; }
+	# The wheels' console scripts name this machine's Python; the image runs python3 -m.
+	rm -rf "$rootfs/usr/local/lib/python$python/dist-packages/bin"
+	rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/log/* \
+		"$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/*
+	mkdir -p "$rootfs/opt/modelplane"
+	tar -C "$rootfs" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$tmp/base.tar" .
+	# An image tarball: its layer compressed once here, pushed as it is later.
+	"$CRANE" append --oci-empty-base -f "$tmp/base.tar" -t "modelplane.local/hydration-base:$hub" -o "$tmp/base-image.tar" >>"$tmp/build.log" 2>&1
+	rm -rf "$rootfs" "$tmp/base.tar"
+	echo "$((SECONDS - t0))" >"$tmp/.seconds"
+	touch "$tmp/.built"
+	rm -rf "$base" && mv "$tmp" "$base"
+	say "hydration-base: built in $((SECONDS - t0)) s ($(du -h "$base/base-image.tar" | cut -f1) compressed) into $base"
+}
+
+if [[ -f "$base/.built" ]]; then
+	[[ "$registry" != --base ]] || say "hydration-base: cached in $base"
+else
+	build_base
+fi
+[[ "$registry" != --base ]] || exit 0
+t0=$SECONDS
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+base_ref="$registry/modelplane.local/hydration-base:$hub"
+target="$registry/$image"
+mkdir -p "$work/layer/opt/modelplane"
+cp "$script" "$work/layer/opt/modelplane/hydrate.py"
+tar -C "$work/layer" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$work/script.tar" .
+{
+	"$CRANE" push "$base/base-image.tar" "$base_ref"
+	"$CRANE" append -b "$base_ref" -f "$work/script.tar" -t "$target"
+	"$CRANE" mutate "$target" --set-platform "linux/$arch" \
+		-e PATH=/usr/local/bin:/usr/bin:/bin -e PYTHONUNBUFFERED=1 -e PYTHONDONTWRITEBYTECODE=1 \
+		--cmd python3,/opt/modelplane/hydrate.py \
+		-l "org.opencontainers.image.title=modelplane-hydration" -l "ai.modelplane.huggingface-hub=$hub" \
+		-t "$target"
+} >"$work/push.log" 2>&1 || { say "pushing to $registry failed:"; tail -n 10 "$work/push.log" >&2; exit 1; }
+say "$image pushed as $target ($("$CRANE" digest "$target")) in $((SECONDS - t0)) s"

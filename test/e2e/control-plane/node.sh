@@ -1,0 +1,552 @@
+#!/usr/bin/env bash
+# One real node for one workload cluster of `make up` (MODELPLANE_UP_NODES=1):
+# what a one-node cluster runs besides its API server, every piece a pinned
+# upstream build from `make tools`.
+#
+#   host:              kube-scheduler, kube-controller-manager (its default
+#                      controllers: Job, volume binding, service accounts, the
+#                      root CA publisher, TTL, GC, ...), local-path-provisioner
+#   network namespace  containerd (runc), the kubelet, kube-proxy (iptables),
+#   mp-NAME:           the CNI bridge mpbr0 and its pods
+#
+#   node.sh images            the node's images (pause, busybox), made offline, pushed to the registry
+#   node.sh up NAME INDEX     start NAME's node (INDEX 0..9 picks its addresses)
+#   node.sh down NAME INDEX   stop it: pods, containers, mounts, netns, cgroups, processes
+#   node.sh restart NAME INDEX kubelet|containerd   stop one; its supervisor starts it
+#                             again 2 s later, as systemd does: the pods run on
+#
+# Each node has a network namespace of its own, joined to the host by a veth
+# pair, so that three kube-proxies (whose iptables chains have fixed names)
+# and three kubelets (port 10250) don't collide, and a pod reaches the plane
+# at one address from every cluster: NODE_PLANE_ADDRESS (common.sh), where
+# the API servers and the registry listen (on every address, with nodes on).
+# Only the network is the node's own: mounts are the host's, so the files a
+# pod writes to a claim are under nodes/NAME/volumes/ on the host.
+#
+# The environment (up.sh's; node-check.sh sets it for a throwaway API server):
+#   MODELPLANE_UP_DIR   the plane's state (logs/; nodes/NAME/ is this node's)
+#   NODE_API_PORT       NAME's API server port
+#   NODE_CERTS          a directory with the plane's ca.crt, ca.key and sa.key
+#   NODE_REGISTRY_PORT  the registry's port (images are pushed by node.sh images)
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+# shellcheck source=common.sh
+source "$repo/test/e2e/control-plane/common.sh"
+
+node_say() { printf '[node %s] %s\n' "${name:-images}" "$*" >&2; }
+
+# The images every node needs, named as upstream names them (containerd
+# resolves those registries through the plane's registry, see mirrors below):
+# the sandbox's pause (our own, tools/images/pause) and busybox (Debian's
+# busybox-static), which the provisioner's helper pods run.
+PAUSE_IMAGE=registry.k8s.io/pause:3.10.1
+BUSYBOX_IMAGE=docker.io/library/busybox:1.35.0
+# The registries containerd asks the plane's registry for, each under a path
+# of its own there: docker.io/library/python:3.11-slim is
+# 127.0.0.1:$REGISTRY_PORT/docker.io/library/python:3.11-slim.
+MIRRORED_REGISTRIES=(docker.io registry.k8s.io xpkg.upbound.io ghcr.io quay.io)
+
+# layer_tar DIR TAR: a reproducible layer (sorted, root-owned, mtime 0).
+layer_tar() { tar -C "$1" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$2" .; }
+
+# push_image REF TAR MUTATE_FLAG...: a one-layer image from TAR, pushed to the
+# plane's registry under REF's registry path, for this platform, with crane
+# mutate's MUTATE_FLAGs (its entrypoint or command).
+push_image() {
+	local ref="$1" tar="$2" target log="$state/node-images/push.log"
+	shift 2
+	target="127.0.0.1:$NODE_REGISTRY_PORT/$ref"
+	if ! { "$CRANE" append --oci-empty-base -f "$tar" -t "$target" &&
+		"$CRANE" mutate "$target" --set-platform "linux/$(go env GOARCH)" -e PATH=/usr/local/bin:/usr/bin:/bin \
+			"$@" -t "$target"; } >>"$log" 2>&1; then
+		node_say "pushing $ref to the registry failed; the end of $log:"
+		tail -n 5 "$log" >&2
+		return 1
+	fi
+}
+
+images() {
+	local dir="$state/node-images" t0=$SECONDS
+	rm -rf "$dir" && mkdir -p "$dir/pause" "$dir/busybox"/{bin,etc,tmp,proc,sys,dev,data}
+	(cd "$repo/tools/images/pause" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$dir/pause/pause" .)
+	layer_tar "$dir/pause" "$dir/pause.tar"
+	push_image "$PAUSE_IMAGE" "$dir/pause.tar" --entrypoint /pause
+	local busybox=/bin/busybox applet
+	cp "$busybox" "$dir/busybox/bin/busybox"
+	for applet in $("$busybox" --list); do
+		[[ "$applet" == busybox ]] || ln -sf busybox "$dir/busybox/bin/$applet"
+	done
+	chmod 1777 "$dir/busybox/tmp"
+	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$dir/busybox/etc/passwd"
+	printf 'root:x:0:\nnobody:x:65534:\n' >"$dir/busybox/etc/group"
+	layer_tar "$dir/busybox" "$dir/busybox.tar"
+	push_image "$BUSYBOX_IMAGE" "$dir/busybox.tar" --cmd sh
+	node_say "images $PAUSE_IMAGE and $BUSYBOX_IMAGE in the registry (:$NODE_REGISTRY_PORT) in $((SECONDS - t0)) s"
+}
+
+# Everything below is per node: NAME and INDEX.
+setup_node_vars() {
+	name="$1" index="$2"
+	[[ "$index" =~ ^[0-9]$ ]] || { echo "node.sh: INDEX is a digit, 0 to 9 (got \"$index\")" >&2; exit 2; }
+	node="$name-node"
+	dir="$state/nodes/$name"
+	netns="mp-$name"
+	host_if="mpv$index" # the host's end of the veth pair; the node's is eth0
+	host_ip="10.209.$index.1" node_ip="10.209.$index.2"
+	pod_cidr="10.244.$index.0/24"
+	cgroup_root="/modelplane-$name"
+	sock="$dir/containerd/containerd.sock"
+	# A unix socket's path has at most 107 bytes, and containerd adds .ttrpc.
+	((${#sock} <= 100)) || sock="/run/modelplane-nodes/$(printf %s "$dir" | sha256sum | cut -c1-12)/containerd.sock"
+	api_host="https://127.0.0.1:$NODE_API_PORT"        # from the host
+	api_node="https://$NODE_PLANE_ADDRESS:$NODE_API_PORT" # from the node's namespace
+	ctr=("$CONTAINERD_BIN/ctr" --address "$sock" --namespace k8s.io)
+}
+
+# nstart COMPONENT [--daemon] COMMAND...: in its own session (its pid is its
+# process group), logged to logs/NAME-COMPONENT.log. --daemon: one of the
+# node's own daemons (containerd, the kubelet, kube-proxy), run in the node's
+# network namespace and started again 2 s after it exits, as systemd does on
+# a real node (Restart=always): a kubelet that starts while containerd is
+# down exits, and comes back.
+nstart() {
+	local component="$1"
+	shift
+	if [[ "$1" == --daemon ]]; then
+		shift
+		setsid bash -c 'while :; do "$@"; echo "[node.sh] exited with $?; starting again in 2 s"; sleep 2; done' \
+			"$component" nsenter "--net=/run/netns/$netns" -- "$@" >>"$state/logs/$name-$component.log" 2>&1 </dev/null &
+	else
+		setsid "$@" >>"$state/logs/$name-$component.log" 2>&1 </dev/null &
+	fi
+	echo "$! $component" >>"$dir/pids"
+}
+
+# node_alive: fail naming the first component of this node that has exited.
+node_alive() {
+	local pid component
+	while read -r pid component; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			node_say "$component exited; the end of $state/logs/$name-$component.log:"
+			tail -n 20 "$state/logs/$name-$component.log" >&2
+			return 1
+		fi
+	done <"$dir/pids"
+}
+
+nwait() { # WHAT SECONDS COMMAND...
+	local what="$1" deadline=$((SECONDS + $2))
+	shift 2
+	until "$@" >/dev/null 2>&1; do
+		if ((SECONDS >= deadline)); then
+			node_say "$what: not within $2 s; the end of $state/logs/$name-kubelet.log:"
+			tail -n 10 "$state/logs/$name-kubelet.log" >&2
+			return 1
+		fi
+		node_alive
+		sleep 0.5
+	done
+}
+
+k() { "$KUBECTL" --kubeconfig "$dir/admin.kubeconfig" "$@"; }
+
+node_kubeconfig() { # FILE SERVER CERT_NAME
+	cat >"$1" <<KUBECONFIG
+apiVersion: v1
+kind: Config
+clusters: [{name: $name, cluster: {server: "$2", certificate-authority: $NODE_CERTS/ca.crt}}]
+users: [{name: $3, user: {client-certificate: $dir/certs/$3.crt, client-key: $dir/certs/$3.key}}]
+contexts: [{name: $name, context: {cluster: $name, user: $3}}]
+current-context: $name
+KUBECONFIG
+}
+
+node_certs() {
+	local c="$dir/certs" who subject
+	mkdir -p "$c"
+	# The identities a real cluster gives its node components: each one is
+	# bound by the API server's bootstrap RBAC (or its Node authorizer).
+	for who in admin kubelet kube-proxy kube-scheduler kube-controller-manager; do
+		case "$who" in
+		admin) subject="/O=system:masters/CN=modelplane-node-admin" ;;
+		kubelet) subject="/O=system:nodes/CN=system:node:$node" ;;
+		*) subject="/CN=system:$who" ;;
+		esac
+		openssl_quiet req -newkey rsa:2048 -nodes -subj "$subject" -keyout "$c/$who.key" -out "$c/$who.csr"
+		printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n' >"$c/$who.ext"
+		openssl_quiet x509 -req -in "$c/$who.csr" -CA "$NODE_CERTS/ca.crt" -CAkey "$NODE_CERTS/ca.key" \
+			-CAcreateserial -CAserial "$c/ca.srl" -days 30 -extfile "$c/$who.ext" -out "$c/$who.crt"
+	done
+	node_kubeconfig "$dir/admin.kubeconfig" "$api_host" admin
+	node_kubeconfig "$dir/kube-scheduler.kubeconfig" "$api_host" kube-scheduler
+	node_kubeconfig "$dir/kube-controller-manager.kubeconfig" "$api_host" kube-controller-manager
+	node_kubeconfig "$dir/kubelet.kubeconfig" "$api_node" kubelet
+	node_kubeconfig "$dir/kube-proxy.kubeconfig" "$api_node" kube-proxy
+}
+
+# The node's network: its namespace, a veth pair to the host, a route from
+# the host to its pods; the plane's address on the host for every node.
+node_network() {
+	# On lo (this kernel has no dummy links): local to the host, reached by
+	# every node through its veth.
+	ip -4 -o addr show dev lo | grep -q " $NODE_PLANE_ADDRESS/" || ip addr add "$NODE_PLANE_ADDRESS/32" dev lo
+	ip netns add "$netns"
+	ip link add "$host_if" type veth peer name eth0 netns "$netns"
+	ip addr add "$host_ip/24" dev "$host_if"
+	ip link set "$host_if" up
+	ip -n "$netns" addr add "$node_ip/24" dev eth0
+	ip -n "$netns" link set lo up
+	ip -n "$netns" link set eth0 up
+	ip -n "$netns" route add default via "$host_ip"
+	ip route add "$pod_cidr" via "$node_ip" dev "$host_if"
+	# The node routes for its pods (the bridge plugin turns it on too).
+	ip netns exec "$netns" sysctl -qw net.ipv4.ip_forward=1
+}
+
+node_containerd() {
+	local c="$dir/containerd" registry
+	mkdir -p "$c"/{root,state,certs.d,cni} "$dir/cni-ipam" "$(dirname "$sock")"
+	# containerd 2.x's configuration (version 3), ours in full: its paths, the
+	# sandbox image, the CNI plugins, runc's own root, and the mirrors.
+	cat >"$c/config.toml" <<TOML
+version = 3
+root = '$c/root'
+state = '$c/state'
+
+[grpc]
+  address = '$sock'
+
+[ttrpc]
+  address = '$sock.ttrpc'
+
+[debug]
+  address = ''
+
+[metrics]
+  address = ''
+
+[plugins.'io.containerd.cri.v1.images']
+  snapshotter = 'overlayfs'
+  [plugins.'io.containerd.cri.v1.images'.pinned_images]
+    sandbox = '$PAUSE_IMAGE'
+  [plugins.'io.containerd.cri.v1.images'.registry]
+    config_path = '$c/certs.d'
+
+[plugins.'io.containerd.cri.v1.runtime']
+  # The VM's agent drops CAP_SYS_RESOURCE from every process, so no one here
+  # may lower an oom_score_adj: without this every sandbox fails in runc with
+  # "can't get final child's PID from pipe: EOF".
+  restrict_oom_score_adj = true
+  # Sandboxes' network namespaces under state/, where down finds them.
+  netns_mounts_under_state_dir = true
+  enable_cdi = false
+  [plugins.'io.containerd.cri.v1.runtime'.containerd]
+    default_runtime_name = 'runc'
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+      runtime_type = 'io.containerd.runc.v2'
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+        BinaryName = '$(command -v runc)'
+        Root = '$c/runc'
+        SystemdCgroup = false
+  [plugins.'io.containerd.cri.v1.runtime'.cni]
+    bin_dirs = ['$CNI_PLUGINS_BIN']
+    conf_dir = '$c/cni'
+
+[plugins.'io.containerd.grpc.v1.cri']
+  disable_tcp_service = true
+
+[plugins.'io.containerd.internal.v1.opt']
+  path = '$c/opt'
+
+# NRI's socket is one per machine (/var/run/nri): three containerds would share it.
+[plugins.'io.containerd.nri.v1.nri']
+  disable = true
+
+[plugins.'io.containerd.transfer.v1.local']
+  config_path = '$c/certs.d'
+TOML
+	# Every image from the plane's registry: each upstream registry's images
+	# under a path of its own there, and the registry's own names as they are.
+	for registry in "${MIRRORED_REGISTRIES[@]}"; do
+		mkdir -p "$c/certs.d/$registry"
+		cat >"$c/certs.d/$registry/hosts.toml" <<TOML
+[host.'http://$NODE_PLANE_ADDRESS:$NODE_REGISTRY_PORT/v2/$registry']
+  capabilities = ['pull', 'resolve']
+  override_path = true
+TOML
+	done
+	for registry in "127.0.0.1:$NODE_REGISTRY_PORT" "localhost:$NODE_REGISTRY_PORT"; do
+		mkdir -p "$c/certs.d/$registry"
+		printf "server = 'http://%s:%s'\n" "$NODE_PLANE_ADDRESS" "$NODE_REGISTRY_PORT" >"$c/certs.d/$registry/hosts.toml"
+	done
+	# Pod networking: a bridge with host-local addresses, NAT to the host
+	# (ipMasq), hostPort; containerd adds loopback itself.
+	cat >"$c/cni/10-modelplane.conflist" <<JSON
+{"cniVersion": "1.0.0", "name": "modelplane", "plugins": [
+  {"type": "bridge", "bridge": "mpbr0", "isGateway": true, "ipMasq": true, "hairpinMode": true,
+   "ipam": {"type": "host-local", "ranges": [[{"subnet": "$pod_cidr"}]], "routes": [{"dst": "0.0.0.0/0"}],
+            "dataDir": "$dir/cni-ipam"}},
+  {"type": "portmap", "capabilities": {"portMappings": true}}]}
+JSON
+	# containerd finds its shim on PATH.
+	nstart containerd --daemon env PATH="$CONTAINERD_BIN:$PATH" "$CONTAINERD_BIN/containerd" --config "$c/config.toml"
+	nwait "containerd" 60 containerd_up
+}
+
+# The kubelet's cgroupRoot in every cgroup v1 hierarchy (cpuset's with its
+# cpus and mems filled in: v1 does not inherit them).
+node_cgroups() {
+	local h
+	for h in /sys/fs/cgroup/*/; do
+		[[ "$h" == */unified/ ]] && continue
+		mkdir -p "$h$cgroup_root"
+		if [[ -f "${h}cpuset.cpus" ]]; then
+			cat "${h}cpuset.cpus" >"$h$cgroup_root/cpuset.cpus"
+			cat "${h}cpuset.mems" >"$h$cgroup_root/cpuset.mems"
+		fi
+	done
+}
+
+node_kubelet() {
+	mkdir -p "$dir/kubelet" "$dir/pod-logs"
+	# cgroup v1 only on this machine: failCgroupV1 false, the cgroupfs driver.
+	cat >"$dir/kubelet-config.yaml" <<YAML
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+failCgroupV1: false
+cgroupDriver: cgroupfs
+cgroupRoot: $cgroup_root
+containerRuntimeEndpoint: unix://$sock
+healthzBindAddress: 127.0.0.1
+readOnlyPort: 0
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: $NODE_CERTS/ca.crt}
+authorization: {mode: Webhook}
+failSwapOn: false
+resolvConf: /etc/resolv.conf
+podLogsDir: $dir/pod-logs
+# A machine shared with a build: evict only when it is nearly full.
+evictionHard: {memory.available: 100Mi, nodefs.available: 2%, imagefs.available: 2%}
+imageGCHighThresholdPercent: 99
+imageGCLowThresholdPercent: 98
+YAML
+	nstart kubelet --daemon "$KUBELET" --config "$dir/kubelet-config.yaml" --kubeconfig "$dir/kubelet.kubeconfig" \
+		--root-dir "$dir/kubelet" --cert-dir "$dir/kubelet/pki" --hostname-override "$node" --node-ip "$node_ip" -v 1
+}
+
+node_proxy() {
+	cat >"$dir/kube-proxy-config.yaml" <<YAML
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $dir/kube-proxy.kubeconfig}
+hostnameOverride: $node
+mode: iptables
+clusterCIDR: $pod_cidr
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+# The namespace's conntrack table is the kernel's: leave its sizes alone.
+conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+YAML
+	nstart kube-proxy --daemon "$KUBE_PROXY" --config "$dir/kube-proxy-config.yaml"
+}
+
+node_control() {
+	nstart kube-scheduler "$KUBE_SCHEDULER" --kubeconfig "$dir/kube-scheduler.kubeconfig" \
+		--authentication-kubeconfig "$dir/kube-scheduler.kubeconfig" --authorization-kubeconfig "$dir/kube-scheduler.kubeconfig" \
+		--leader-elect=false --secure-port 0
+	nstart kube-controller-manager "$KUBE_CONTROLLER_MANAGER" --kubeconfig "$dir/kube-controller-manager.kubeconfig" \
+		--authentication-kubeconfig "$dir/kube-controller-manager.kubeconfig" \
+		--authorization-kubeconfig "$dir/kube-controller-manager.kubeconfig" \
+		--leader-elect=false --secure-port 0 --use-service-account-credentials --cluster-name "$name" \
+		--service-account-private-key-file "$NODE_CERTS/sa.key" --root-ca-file "$NODE_CERTS/ca.crt" \
+		--cluster-signing-cert-file "$NODE_CERTS/ca.crt" --cluster-signing-key-file "$NODE_CERTS/ca.key"
+}
+
+# rancher's local-path-provisioner, as a process on the host (as the plane
+# runs its other controllers): its configuration from its ConfigMap, as
+# upstream deploys it. Two classes: modelplane-rwx (the default, Immediate,
+# any access mode: sharedFileSystemPath, which a one-node cluster is) and
+# local-path (ReadWriteOnce, bound where the first pod lands).
+node_provisioner() {
+	mkdir -p "$dir/volumes/shared" "$dir/volumes/local"
+	k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Namespace
+metadata: {name: local-path-storage}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: local-path-provisioner-service-account, namespace: local-path-storage}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: local-path-config, namespace: local-path-storage}
+data:
+  config.json: |-
+    {"storageClassConfigs": {
+      "modelplane-rwx": {"sharedFileSystemPath": "$dir/volumes/shared"},
+      "local-path": {"nodePathMap": [{"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": ["$dir/volumes/local"]}]}}}
+  setup: |-
+    #!/bin/sh
+    set -eu
+    mkdir -m 0777 -p "\$VOL_DIR"
+  teardown: |-
+    #!/bin/sh
+    set -eu
+    rm -rf "\$VOL_DIR"
+  helperPod.yaml: |-
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: helper-pod}
+    spec:
+      priorityClassName: system-node-critical
+      tolerations: [{key: node.kubernetes.io/disk-pressure, operator: Exists, effect: NoSchedule}]
+      containers: [{name: helper-pod, image: $BUSYBOX_IMAGE, imagePullPolicy: IfNotPresent}]
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: modelplane-rwx
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: rancher.io/local-path
+volumeBindingMode: Immediate
+reclaimPolicy: Delete
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local-path}
+provisioner: rancher.io/local-path
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Delete
+YAML
+	nstart local-path-provisioner "$LOCAL_PATH_PROVISIONER" start --kubeconfig "$dir/admin.kubeconfig" \
+		--namespace local-path-storage --service-account-name local-path-provisioner-service-account \
+		--configmap-name local-path-config --helper-image "$BUSYBOX_IMAGE"
+}
+
+containerd_up() { "${ctr[@]}" version; }
+kubelet_up() { nsenter "--net=/run/netns/$netns" -- curl -fsS http://127.0.0.1:10248/healthz; }
+
+node_ready() {
+	[[ "$(k get node "$node" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" == True ]]
+}
+
+up() {
+	local t0=$SECONDS tool
+	for tool in "$KUBELET" "$KUBE_SCHEDULER" "$KUBE_PROXY" "$KUBE_CONTROLLER_MANAGER" "$CONTAINERD_BIN/containerd" \
+		"$CNI_PLUGINS_BIN/bridge" "$LOCAL_PATH_PROVISIONER"; do
+		[[ -x "$tool" ]] || { node_say "$tool is missing: run \`make tools\`"; return 1; }
+	done
+	for tool in runc iptables nsenter; do
+		command -v "$tool" >/dev/null || { node_say "$tool is missing: \`make tools\` installs it from Debian, as root"; return 1; }
+	done
+	((EUID == 0)) || { node_say "a node needs root (network namespaces, mounts, cgroups)"; return 1; }
+	if [[ -f "$dir/pids" ]]; then down; fi
+	mkdir -p "$dir" "$state/logs" && : >"$dir/pids"
+	node_certs
+	node_network
+	node_cgroups
+	node_containerd
+	node_control
+	node_kubelet
+	node_proxy
+	nwait "node $node Ready" 120 node_ready
+	node_provisioner
+	nwait "the default ServiceAccount" 60 k get serviceaccount default
+	node_say "node $node Ready ($node_ip, pods $pod_cidr) in $((SECONDS - t0)) s; containerd $("${ctr[@]}" version 2>/dev/null | awk '/Server/{s=1} s && /Version/{print $2; exit}')"
+}
+
+# Stop the kubelet first (it would restart what we stop), then every
+# container and sandbox, containerd, the rest; unmount what they mounted;
+# the namespace takes its veth, bridge and iptables rules with it.
+down() {
+	[[ -d "$dir" ]] || return 0
+	local pid component
+	if [[ -f "$dir/pids" ]]; then
+		while read -r pid component; do
+			[[ "$component" == containerd ]] && continue
+			stop_pid "$pid"
+		done < <(tac "$dir/pids")
+	fi
+	if [[ -S "$sock" ]] && "${ctr[@]}" version >/dev/null 2>&1; then
+		local task
+		for task in $("${ctr[@]}" task ls -q 2>/dev/null); do
+			"${ctr[@]}" task kill -s KILL "$task" >/dev/null 2>&1 || true
+		done
+		for task in $("${ctr[@]}" task ls -q 2>/dev/null); do
+			"${ctr[@]}" task delete --force "$task" >/dev/null 2>&1 || true
+		done
+	fi
+	if [[ -f "$dir/pids" ]]; then
+		pid="$(awk '$2 == "containerd" {print $1}' "$dir/pids")"
+		[[ -z "$pid" ]] || stop_pid "$pid"
+	fi
+	# Shims left behind (containerd stopped first, or killed): theirs, by pid.
+	for pid in $(pgrep -f -- "containerd-shim-runc-v2 .*-address $sock( |$)" || true); do
+		kill -KILL "$pid" 2>/dev/null || true
+	done
+	# Sandboxes' network namespaces, volumes, rootfs overlays: deepest first.
+	grep -o " $dir/[^ ]*" /proc/mounts | sort -ru | while read -r mount; do
+		umount "$mount" 2>/dev/null || umount -l "$mount" 2>/dev/null || true
+	done
+	ip netns del "$netns" 2>/dev/null || true
+	ip link del "$host_if" 2>/dev/null || true
+	if ! ls /run/netns/mp-* >/dev/null 2>&1; then ip addr del "$NODE_PLANE_ADDRESS/32" dev lo 2>/dev/null || true; fi
+	local h
+	for h in /sys/fs/cgroup/*/; do
+		[[ -d "$h${cgroup_root#/}" ]] && find "$h${cgroup_root#/}" -depth -type d -exec rmdir {} + 2>/dev/null
+	done
+	rm -f "$dir/pids"
+	node_say "down"
+}
+
+# The daemon stops (SIGTERM, as systemctl restart sends) and its supervisor
+# starts it again 2 s later; the pods' containers run on (their shims are
+# their own). Done when it answers again and the node is Ready.
+restart() {
+	local component="$1" supervisor pid
+	supervisor="$(awk -v c="$component" '$2 == c {print $1}' "$dir/pids")"
+	pid="$(pgrep -P "$supervisor" | head -n 1)"
+	[[ -n "$pid" ]] || { node_say "no $component running on this node"; return 1; }
+	kill -TERM "$pid"
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+	node_say "$component stopped ($pid); its supervisor starts it again in 2 s"
+	sleep 2
+	nwait "$component answering" 60 "${component}_up"
+	nwait "node $node Ready" 120 node_ready
+	node_say "$component restarted ($(pgrep -P "$supervisor" | head -n 1))"
+}
+
+# stop_pid PID: its process group (a daemon's supervisor and the daemon),
+# TERM then KILL after 5 s.
+stop_pid() {
+	local pid="$1"
+	kill -0 "$pid" 2>/dev/null || return 0
+	kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+	for _ in $(seq 1 50); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+}
+
+case "${1:-}" in
+images) images ;;
+up | down)
+	(($# == 3)) || { echo "usage: node.sh up|down NAME INDEX" >&2; exit 2; }
+	setup_node_vars "$2" "$3"
+	"$1"
+	;;
+restart)
+	(($# == 4)) && [[ "$4" == kubelet || "$4" == containerd ]] ||
+		{ echo "usage: node.sh restart NAME INDEX kubelet|containerd" >&2; exit 2; }
+	setup_node_vars "$2" "$3"
+	restart "$4"
+	;;
+*)
+	sed -n '/^#   node.sh images/,/^#                             again/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+	;;
+esac

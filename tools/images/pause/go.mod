@@ -1,0 +1,3 @@
+module modelplane.local/pause
+
+go 1.22
