@@ -181,6 +181,12 @@ export function referencePage(xrd, composition, source) {
         continue;
       }
       lines.push(fieldTable(rows), '');
+      if (part === 'spec' && !JSON.stringify(partSchema).includes('x-kubernetes-preserve-unknown-fields')) {
+        lines.push(
+          'A field this table does not list is an unknown field: `crossplane beta validate` reports it (`unknown field`), `kubectl` refuses it (`strict decoding error`, with its default `--validate=strict`), and a client that skips field validation has it pruned by the API server: a misspelled field never reaches a function.',
+          '',
+        );
+      }
     }
 
     const all = rules(schema, '');

@@ -191,3 +191,29 @@ describe('unknown fields (issue 29): crossplane beta validate refuses what the f
     for (const crd of [HYDRATION_CRD, REPLICA_CRD]) expect(JSON.stringify(crd)).not.toContain('x-kubernetes-preserve-unknown-fields');
   });
 });
+
+describe('the errors the page shows', () => {
+  const hydration = (fields: JsonObject): JsonObject => ({ apiVersion: 'fn.modelplane.ai/v1alpha1', kind: 'HydrationSettings', ...fields });
+  const inputs: JsonObject[] = [
+    hydration({ network: { httpsProxy: 'socks5://me:hunter2@proxy:1080' } }),
+    hydration({ network: { httpProxy: 'http://me:hunter2@proxy:3128' } }),
+    hydration({ network: { hfEndpoint: 'https://hf.corp.example/?token=hunter2' } }),
+    hydration({ install: { indexUrl: "https://pypi.corp.example/'$(id)'" } }),
+    hydration({ network: { hfEndpiont: 'https://hf-mirror.corp.example' } }),
+    hydration({
+      clusters: [{ clusterSelector: { matchLabels: { a: 'b' } }, jobs: { tolerations: [{ operator: 'Exists', efect: 'NoSchedule' }] } }],
+    }),
+    hydration({ network: { mirror: 'https://hf-mirror.corp.example' } }),
+  ];
+  it.each(inputs.map((input) => [JSON.stringify(input).slice(60, 140), input] as const))('are what the parser says: %s', (_what, input) => {
+    let message = '';
+    try {
+      parseHydrationSettings(input);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).not.toBe('');
+    expect(message).not.toContain('hunter2');
+    expect(PAGE).toContain(message);
+  });
+});

@@ -135,6 +135,15 @@ describe('a credential inside a URL-like setting, whichever check refuses it', (
     }
   });
 
+  it.each(FUNCTION_NAMES)('%s: an XR whose name carries one is answered and logged without it', async (name) => {
+    const req = await request(name, undefined);
+    (req.observed!.composite!.resource['metadata'] as JsonObject)['name'] = `https://me:${PLANTED_PASSWORD}@x`;
+    const { bytes, rsp } = await call(name, req);
+    // Refused where the name composes others' names (the cache, the replica); the hydration names by cacheName.
+    for (const message of fatalMessages(rsp)) expect(message).toMatch(/^metadata\.name /);
+    for (const form of CREDENTIAL_FORMS) expect(bytes.toString('latin1')).not.toContain(form);
+  });
+
   it('leaves the credential in no log line, at any level (the servers run with --debug)', async () => {
     // Wait for the pipes: every call above has answered, its lines may still be on the way.
     await new Promise((resolve) => setTimeout(resolve, 200));

@@ -5,7 +5,7 @@
 import { InputError } from '../input.js';
 import { getString } from '../json.js';
 import { RUN_FUNCTION_METHOD, Severity, type RunFunctionRequest, type RunFunctionResponse } from '../protocol.js';
-import { redactMessage } from '../redact.js';
+import { quoteValue, redactMessage } from '../redact.js';
 import { fatalResult } from '../response.js';
 import { RESPONSE_TTL_SECONDS } from '../constants.js';
 import { DecodeError, decodeRequest, decodeRequestOnDemand, encodeResponse } from './codec.js';
@@ -54,6 +54,12 @@ export function runSafely(name: string, handler: FunctionHandler, req: RunFuncti
   }
 }
 
+/** An XR's name as a log line shows it: as it is when it is a Kubernetes name, else redacted and cut (the request is not trusted). */
+function loggedName(name: string): string {
+  if (/^[a-z0-9.-]{1,253}(\/[a-z0-9.-]{1,253})?$/.test(name)) return name;
+  return quoteValue(name, 256);
+}
+
 function summarize(req: RunFunctionRequest, rsp: RunFunctionResponse): Record<string, string | number | undefined> {
   const xr: unknown = req.observed?.composite?.resource;
   const namespace = getString(xr, 'metadata', 'namespace');
@@ -61,7 +67,7 @@ function summarize(req: RunFunctionRequest, rsp: RunFunctionResponse): Record<st
   const count = (severity: Severity): number => rsp.results.filter((r) => r.severity === severity).length;
   return {
     tag: req.meta?.tag,
-    xr: name === undefined ? undefined : namespace === undefined ? name : `${namespace}/${name}`,
+    xr: name === undefined ? undefined : loggedName(namespace === undefined ? name : `${namespace}/${name}`),
     desired: Object.keys(rsp.desired?.resources ?? {}).length,
     requirements: Object.keys(rsp.requirements?.resources ?? {}).length,
     fatal: count(Severity.SEVERITY_FATAL),
