@@ -328,7 +328,9 @@ describe('upstream cases, ported to the child', () => {
     expect(Object.keys(desiredResources(rsp))).toEqual(['pvc']);
     const message = condition(rsp, 'ArtifactReady')?.message ?? '';
     expect(condition(rsp, 'ArtifactReady')?.reason).toBe('AuthSecretMissing');
-    expect(message).toBe("authSecret ml-team/hf-token is missing or has no key 'HF_TOKEN': nothing is downloaded without it, staged weights are kept (an upgrade from upstream v0.3.1 downloads once more: docs/migration.md)");
+    expect(message).toBe(
+      "authSecret ml-team/hf-token is missing or has no key 'HF_TOKEN': nothing is downloaded without it, staged weights are kept (an upgrade from upstream v0.3.1 downloads once more: docs/migration.md)",
+    );
   });
 
   it('authSecret unresolved requires it and returns early', async () => {
@@ -356,7 +358,8 @@ describe('upstream cases, ported to the child', () => {
     ['authSecret that does not exist composes PVC and warns', null],
   ])('%s', async (_name, secret) => {
     const rsp = await run(resolved({ xr: hydration(HF_AUTH), secret }));
-    const warning = "authSecret ml-team/hf-token is missing or has no key 'HF_TOKEN': nothing is downloaded without it, staged weights are kept (an upgrade from upstream v0.3.1 downloads once more: docs/migration.md)";
+    const warning =
+      "authSecret ml-team/hf-token is missing or has no key 'HF_TOKEN': nothing is downloaded without it, staged weights are kept (an upgrade from upstream v0.3.1 downloads once more: docs/migration.md)";
     expect(Object.keys(desiredResources(rsp))).toEqual(['pvc']);
     expect(compositeStatus(rsp)).toEqual({ phase: 'Pending', message: warning, sizeGiB: 20 });
     expect(condition(rsp, 'ArtifactReady')).toEqual({ status: 'STATUS_CONDITION_FALSE', reason: 'AuthSecretMissing', message: warning });
