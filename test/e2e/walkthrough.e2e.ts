@@ -28,6 +28,7 @@ import {
   getObject,
   getString,
   hydrationName,
+  shardName,
   replicaNames,
   isObject,
   type JsonObject,
@@ -317,8 +318,12 @@ describe('walkthrough on the live plane: one ModelCache over three clusters, one
     );
     excerpt('cache', asApplied(pending));
     excerpt('cache-composed', { spec: { crossplane: pick(getObject(pending, 'spec', 'crossplane'), 'compositionRef', 'resourceRefs') } });
-    expect(asArray(getIn(pending, 'spec', 'crossplane', 'resourceRefs')).map((ref) => getString(ref, 'name'))).toEqual(
-      CLUSTERS.map((cluster) => hydrationName(NAMESPACE, CACHE, cluster)).sort(),
+    // Three clusters fit one shard: the ModelCache composes shard 0, and the shard the three children.
+    expect(asArray(getIn(pending, 'spec', 'crossplane', 'resourceRefs')).map((ref) => getString(ref, 'name'))).toEqual([
+      shardName(NAMESPACE, CACHE, 0),
+    ]);
+    expect(CLUSTERS.map((cluster) => getString(child(cluster), 'metadata', 'name'))).toEqual(
+      CLUSTERS.map((cluster) => hydrationName(NAMESPACE, CACHE, cluster)),
     );
 
     const usWest = child(US_WEST);
