@@ -171,6 +171,18 @@ const CASES: Record<FunctionName, Case[]> = {
       },
       workloadSecret: true,
     })),
+    ...PRINTED.map(([how, text]): Case => ({
+      name: `the spec names no token any more, and the Job that ran with it reports it ${how}`,
+      request: async () => {
+        const req = await seed(HYDRATION, 'huggingface-failed');
+        delete xrSpec(req)['authSecret'];
+        delete req.requiredResources!['auth-secret'];
+        const conditions = (observedJob(req)['status'] as { conditions: JsonObject[] }).conditions;
+        for (const condition of conditions) if (condition['type'] === 'Failed') condition['message'] = text;
+        return req;
+      },
+      workloadSecret: false,
+    })),
     { name: 'ready: the Secret is dropped', request: () => seed(HYDRATION, 'huggingface-ready'), workloadSecret: false },
     {
       name: 'hold, cluster gone: the observed Secret kept as it is',

@@ -9,6 +9,7 @@ import {
   MODELPLANE_API_VERSION,
   ORPHAN_ON_DELETE_ANNOTATION,
   cacheNames,
+  getObject,
   getString,
   namespaceOwner,
   newResponse,
@@ -16,6 +17,7 @@ import {
   observedResource,
   parseHydrationSettings,
   readComposite,
+  remoteManifest,
   requireResources,
   requiredOne,
   scrubResponse,
@@ -32,7 +34,7 @@ import {
 import { retryRequestOf, reverifyRequestOf } from './attempts.js';
 import { stageClaim } from './claim.js';
 import { clusterGate } from './gate.js';
-import { artifactOf, resolveToken, stageHuggingFace } from './huggingface.js';
+import { HF_KEYS, artifactOf, resolveToken, stageHuggingFace } from './huggingface.js';
 import { latchWarning, placeCache, placeIn } from './namespace.js';
 import { cacheOwner, conflictsOf, ownedElsewhere } from './owner.js';
 import { stageOci } from './oci.js';
@@ -86,13 +88,31 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   // out of every message before they are compared with the last status and written; then out of the whole
   // answer but the workload Secret's data, where it is copied on purpose.
   const token = spec.source === 'HuggingFace' ? resolveToken(spec.authSecret, secret.item) : undefined;
-  const forms = token?.kind === 'present' ? secretForms(token.value) : [];
+  const forms = tokenForms(req, token?.kind === 'present' ? token.value : undefined);
   if (forms.length > 0) withoutSecret(outcome, forms);
   report(req, rsp, outcome, previous, spec.clusterName, {
     orphanOnDelete: xr.annotations[ORPHAN_ON_DELETE_ANNOTATION] === 'true',
     owner: cacheOwner(xr.namespace, spec.cacheName),
   });
   return scrubResponse(rsp, forms);
+}
+
+/**
+ * Every form of every token this reconcile knows: the one the auth Secret
+ * holds now, and what the workload Secret this XR composed holds (as desired
+ * and as observed). A Job that ran with a token still reports it after the
+ * spec stops naming one (authSecret removed, the Secret rotated), so the
+ * workload Secret's value is cut too.
+ */
+function tokenForms(req: RunFunctionRequest, current: string | undefined): string[] {
+  const values = new Set<string>();
+  if (current !== undefined) values.add(current);
+  const workload = observedResource(req, HF_KEYS.auth);
+  for (const manifest of [getObject(workload, 'spec', 'forProvider', 'manifest'), remoteManifest(workload)]) {
+    if (getString(manifest, 'kind') !== 'Secret') continue;
+    for (const value of Object.values(getObject(manifest, 'data') ?? {})) if (typeof value === 'string') values.add(value);
+  }
+  return [...new Set([...values].flatMap((value) => secretForms(value)))].sort((a, b) => b.length - a.length);
 }
 
 /** The outcome's words with every form of the secret cut out. */
