@@ -19,11 +19,15 @@ import { REMOTE_NAMESPACE, cacheNames, decodeRequest, getIn, hydrationName, type
 import { REPO_ROOT } from '../support/server.js';
 import { CAPTURED_FUNCTIONS, calibrate, capturedJson, type CapturedFunction } from '../../bench/calibration.js';
 import {
+  E2E_HF_TOKEN,
   WORKLOAD_CLUSTERS,
   apply,
   engineDeployments,
   eventually,
   getObject,
+  hfTokenSecret,
+  huggingFaceCache,
+  inferenceCluster,
   kubectl,
   kubelet,
   list,
@@ -89,30 +93,11 @@ describe('requests as Crossplane sends them, captured on a real control plane', 
   it('stages a model on three clusters and serves it on one, every call passing through the tap', async () => {
     apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
     for (const cluster of WORKLOAD_CLUSTERS) {
-      apply('control-plane', {
-        apiVersion: 'modelplane.ai/v1alpha1',
-        kind: 'InferenceCluster',
-        metadata: { name: cluster, labels: { 'modelplane.ai/tier': 'a100' } },
-        spec: {},
-      });
+      apply('control-plane', inferenceCluster(cluster, { 'modelplane.ai/tier': 'a100' }));
       setInferenceClusterStatus(cluster, { providerConfigRef: { name: cluster }, cache: { storageClassName: 'modelplane-rwx' } });
     }
-    apply('control-plane', {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'hf-token', namespace: NAMESPACE },
-      stringData: { HF_TOKEN: 'hf_e2e_not_a_real_token' },
-    });
-    apply('control-plane', {
-      apiVersion: 'modelplane.ai/v1alpha1',
-      kind: 'ModelCache',
-      metadata: { name: CACHE, namespace: NAMESPACE },
-      spec: {
-        source: 'HuggingFace',
-        huggingFace: { repo: 'Qwen/Qwen3-0.6B', revision: 'main', sizeGiB: 20, authSecret: { name: 'hf-token', key: 'HF_TOKEN' } },
-        clusterSelector: { matchLabels: { 'modelplane.ai/tier': 'a100' } },
-      },
-    });
+    apply('control-plane', hfTokenSecret(NAMESPACE));
+    apply('control-plane', huggingFaceCache(NAMESPACE, CACHE, { 'modelplane.ai/tier': 'a100' }));
     apply('control-plane', standaloneReplica(NAMESPACE, REPLICA, 'cluster-a', CACHE));
 
     const job = cacheNames(NAMESPACE, CACHE).job;
@@ -160,8 +145,8 @@ describe('requests as Crossplane sends them, captured on a real control plane', 
     expect([...captured.keys()].sort()).toEqual([...CAPTURED_FUNCTIONS].sort());
     for (const [fn, json] of captured) {
       // The token never leaves this test: the capture keeps no Secret's data.
-      expect(JSON.stringify(json)).not.toContain('hf_e2e_not_a_real_token');
-      expect(JSON.stringify(json)).not.toContain(Buffer.from('hf_e2e_not_a_real_token').toString('base64'));
+      expect(JSON.stringify(json)).not.toContain(E2E_HF_TOKEN);
+      expect(JSON.stringify(json)).not.toContain(Buffer.from(E2E_HF_TOKEN).toString('base64'));
       const report = calibrate(fn, json);
       expect(report.missing, `${fn}: what Crossplane sends and the benchmark's request lacks`).toEqual([]);
       expect(

@@ -16,8 +16,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
 import {
+  E2E_HF_TOKEN,
   WORKLOAD_CLUSTERS,
   apply,
+  hfTokenSecret,
+  inferenceCluster,
   condition,
   eventually,
   getObject,
@@ -37,10 +40,6 @@ import {
 const NAMESPACE = 'e2e-lifecycle';
 const REMOTE = REMOTE_NAMESPACE;
 const TIER = 'modelplane.ai/tier';
-
-function inferenceCluster(name: string, tier: string): JsonObject {
-  return { apiVersion: 'modelplane.ai/v1alpha1', kind: 'InferenceCluster', metadata: { name, labels: { [TIER]: tier } }, spec: {} };
-}
 
 /** What upstream's InferenceCluster composition would report once the cluster is provisioned. */
 function provision(name: string): void {
@@ -102,17 +101,12 @@ describe('the lifecycle on a real control plane', () => {
     apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
     apply(
       'control-plane',
-      inferenceCluster('cluster-a', 'a100'),
-      inferenceCluster('cluster-b', 'a100'),
-      inferenceCluster('cluster-c', 'cpu'),
+      inferenceCluster('cluster-a', { [TIER]: 'a100' }),
+      inferenceCluster('cluster-b', { [TIER]: 'a100' }),
+      inferenceCluster('cluster-c', { [TIER]: 'cpu' }),
     );
     for (const cluster of WORKLOAD_CLUSTERS) provision(cluster);
-    apply('control-plane', {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'hf-token', namespace: NAMESPACE },
-      stringData: { HF_TOKEN: 'hf_e2e_not_a_real_token' },
-    });
+    apply('control-plane', hfTokenSecret(NAMESPACE));
     apply('control-plane', modelCache('qwen', HUGGING_FACE, { [TIER]: 'a100' }));
 
     const children = await eventually('two ModelCacheHydrations', () => {
@@ -130,7 +124,7 @@ describe('the lifecycle on a real control plane', () => {
       });
       // The token reached the workload Secret's data, and only there.
       const secret = getObject(cluster, 'secret', hf.authSecret, REMOTE)!;
-      expect(Buffer.from(String(getIn(secret, 'data', 'HF_TOKEN')), 'base64').toString()).toBe('hf_e2e_not_a_real_token');
+      expect(Buffer.from(String(getIn(secret, 'data', 'HF_TOKEN')), 'base64').toString()).toBe(E2E_HF_TOKEN);
     }
     expect(remoteNames('cluster-c', 'pvc')).toEqual([]);
     expect(remoteNames('cluster-c', 'jobs')).toEqual([]);

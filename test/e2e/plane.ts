@@ -179,3 +179,30 @@ export function standaloneReplica(namespace: string, name: string, cluster: stri
     },
   };
 }
+
+/** The token the e2e stories stage gated models with: not a real one, and never to be found in a capture. */
+export const E2E_HF_TOKEN = 'hf_e2e_not_a_real_token';
+
+/** An InferenceCluster as a platform team labels it (its status comes from setInferenceClusterStatus). */
+export function inferenceCluster(name: string, labels: Record<string, string>): JsonObject {
+  return { apiVersion: 'modelplane.ai/v1alpha1', kind: 'InferenceCluster', metadata: { name, labels }, spec: {} };
+}
+
+/** The Secret `hf-token` holding E2E_HF_TOKEN under HF_TOKEN, in a namespace. */
+export function hfTokenSecret(namespace: string): JsonObject {
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'hf-token', namespace }, stringData: { HF_TOKEN: E2E_HF_TOKEN } };
+}
+
+/** A gated HuggingFace ModelCache of Qwen3-0.6B (20 GiB, the token in `hf-token`) on the clusters a label selects. */
+export function huggingFaceCache(namespace: string, name: string, matchLabels: Record<string, string>): JsonObject {
+  return {
+    apiVersion: 'modelplane.ai/v1alpha1',
+    kind: 'ModelCache',
+    metadata: { name, namespace },
+    spec: {
+      source: 'HuggingFace',
+      huggingFace: { repo: 'Qwen/Qwen3-0.6B', revision: 'main', sizeGiB: 20, authSecret: { name: 'hf-token', key: 'HF_TOKEN' } },
+      clusterSelector: { matchLabels },
+    },
+  };
+}

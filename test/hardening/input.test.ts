@@ -9,22 +9,20 @@
 //   naming its path and the field it most likely meant, nothing composed;
 // - compose-model-cache, which takes no settings, refuses any input.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { JsonObject, JsonValue } from '#lib';
 import {
   FUNCTION_NAMES,
   rawFunctionClient,
   requestBytes,
   responseFromBytes,
-  startServer,
   type FunctionName,
-  type RawFunctionClient,
-  type RunningServer,
   type TestRequest,
   type TestResponse,
 } from '#testing';
 import { fatalMessages } from './support/invariants.js';
 import { seedsFor } from './support/seeds.js';
+import { serveEveryFunction } from './support/servers.js';
 import {
   INPUT_KIND,
   INPUT_SCHEMA,
@@ -45,21 +43,7 @@ const CACHE = 'compose-model-cache';
 /** A stage that composes (a Job, a claim, an engine): a setting let through would show in it. */
 const SEED: Record<FunctionName, string> = { [HYDRATION]: 'huggingface-first-compose', [REPLICA]: 'cache-ready', [CACHE]: 'first-compose' };
 
-const servers = new Map<FunctionName, RunningServer>();
-const clients = new Map<FunctionName, RawFunctionClient>();
-
-beforeAll(async () => {
-  for (const name of FUNCTION_NAMES) {
-    const server = await startServer(name, { args: ['--debug'] });
-    servers.set(name, server);
-    clients.set(name, rawFunctionClient(server.address));
-  }
-});
-
-afterAll(async () => {
-  for (const client of clients.values()) client.close();
-  for (const server of servers.values()) await server.stop();
-});
+const { servers, clients } = serveEveryFunction(rawFunctionClient);
 
 async function request(name: FunctionName, input: JsonObject | undefined): Promise<TestRequest> {
   const seed = (await seedsFor(name)).find((s) => s.name === SEED[name]);

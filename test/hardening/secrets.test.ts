@@ -7,20 +7,11 @@
 // nowhere at all; nor does the Secret's kubectl last-applied annotation,
 // which holds both in clear.
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { secretForms, type JsonObject } from '#lib';
-import {
-  FUNCTION_NAMES,
-  functionClient,
-  parseLine,
-  type FunctionClient,
-  type FunctionName,
-  type RunningServer,
-  type TestRequest,
-  type TestResponse,
-  startServer,
-} from '#testing';
+import { FUNCTION_NAMES, functionClient, parseLine, type FunctionName, type TestRequest, type TestResponse } from '#testing';
 import { legacyObjects, seedsFor } from './support/seeds.js';
+import { serveEveryFunction } from './support/servers.js';
 
 const TOKEN = 'hf_HardeningTokenValue_5Jq9xWz2';
 const TOKEN_B64 = Buffer.from(TOKEN).toString('base64');
@@ -46,21 +37,7 @@ function observedJob(req: TestRequest): JsonObject {
   return ((req.observed!.resources!['hydrate']!.resource['status'] as JsonObject)['atProvider'] as JsonObject)['manifest'] as JsonObject;
 }
 
-const servers = new Map<FunctionName, RunningServer>();
-const clients = new Map<FunctionName, FunctionClient>();
-
-beforeAll(async () => {
-  for (const name of FUNCTION_NAMES) {
-    const server = await startServer(name, { args: ['--debug'] });
-    servers.set(name, server);
-    clients.set(name, functionClient(server.address));
-  }
-});
-
-afterAll(async () => {
-  for (const client of clients.values()) client.close();
-  for (const server of servers.values()) await server.stop();
-});
+const { servers, clients } = serveEveryFunction(functionClient);
 
 /** The request with our token in place of the examples', and a second value beside it in every token Secret. */
 function withToken(req: TestRequest): TestRequest {

@@ -23,6 +23,9 @@ import {
   engineDeployments,
   eventually,
   getObject,
+  hfTokenSecret,
+  huggingFaceCache,
+  inferenceCluster,
   kubelet,
   kubectl,
   list,
@@ -75,33 +78,14 @@ describe.runIf(PHASE === 'before')('before the upgrade: the release without shar
   it('stages a cache on two clusters as flat children, and serves it on one', async () => {
     apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
     for (const cluster of CLUSTERS) {
-      apply('control-plane', {
-        apiVersion: 'modelplane.ai/v1alpha1',
-        kind: 'InferenceCluster',
-        metadata: { name: cluster, labels: { 'modelplane.ai/tier': 'upgrade' } },
-        spec: {},
-      });
+      apply('control-plane', inferenceCluster(cluster, { 'modelplane.ai/tier': 'upgrade' }));
       setInferenceClusterStatus(cluster, {
         providerConfigRef: { name: cluster },
         cache: { storageClassName: 'modelplane-rwx', imageVolumes: true },
       });
     }
-    apply('control-plane', {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'hf-token', namespace: NAMESPACE },
-      stringData: { HF_TOKEN: 'hf_e2e_not_a_real_token' },
-    });
-    apply('control-plane', {
-      apiVersion: 'modelplane.ai/v1alpha1',
-      kind: 'ModelCache',
-      metadata: { name: CACHE, namespace: NAMESPACE },
-      spec: {
-        source: 'HuggingFace',
-        huggingFace: { repo: 'Qwen/Qwen3-0.6B', revision: 'main', sizeGiB: 20, authSecret: { name: 'hf-token', key: 'HF_TOKEN' } },
-        clusterSelector: { matchLabels: { 'modelplane.ai/tier': 'upgrade' } },
-      },
-    });
+    apply('control-plane', hfTokenSecret(NAMESPACE));
+    apply('control-plane', huggingFaceCache(NAMESPACE, CACHE, { 'modelplane.ai/tier': 'upgrade' }));
     await eventually('two ModelCacheHydrations', () => hydrations().length === 2);
     // The old layout: the ModelCache composes its hydrations itself.
     for (const hydration of hydrations()) expect(controllerOf(hydration)).toBe(`ModelCache/${CACHE}`);
