@@ -28,16 +28,6 @@ const WORLD_CHOICES: { pattern: RegExp; why: string }[] = [
     pattern: /^required ModelReplica: |^composite ModelCache: metadata\.labels\.crossplane\.io\/in-use$/,
     why: "a replica serves from the captured cache (so it is in use); the benchmark's cache scenarios have none",
   },
-  // Known gaps, not choices: the benchmark's world predates both; to close by building them into it.
-  {
-    pattern:
-      /^observed Object\/[A-Za-z]+: (spec\.forProvider|status\.atProvider)\.manifest\.metadata\.annotations\.modelplane\.ai\/owner-[0-9a-f]+$/,
-    why: 'KNOWN GAP: the owner annotation every remote object now carries (docs/design/names.md), about 60 bytes an Object',
-  },
-  {
-    pattern: /^required ModelCacheHydration: (metadata\.ownerReferences|spec\.crossplane\.resourceRefs\[\])/,
-    why: "KNOWN GAP: the replica's required ModelCacheHydration as its shard composed it (owner reference, resource refs)",
-  },
 ];
 
 /**

@@ -21,14 +21,14 @@
 // These are built from the shapes Kubernetes and Crossplane document
 // (ObjectMeta and ManagedFieldsEntry, Crossplane v2's composite and composed
 // resource metadata, provider-kubernetes v1's Object), and held against
-// requests captured from a real Crossplane v2.2.1 with provider-kubernetes
+// requests captured from a real Crossplane v2.4.0 with provider-kubernetes
 // v1.2.1 on the local control plane (bench/captured/, recorded by
 // test/e2e/capture.e2e.ts; test/bench/calibration.test.ts fails when a field
 // they carry is missing here, or a kind's size is off by over 2×). Every
 // value is derived from the lean object, so a request stays deterministic, it
 // scales to any N, and the functions read the same fields.
 
-import { isObject, type JsonObject, type JsonValue } from '#lib';
+import { LABEL_CLUSTER, LABEL_MODELCACHE, isObject, shardName, type JsonObject, type JsonValue } from '#lib';
 
 const CREATED = '2026-11-01T09:14:27Z';
 const UPDATED = '2026-11-29T17:02:41Z';
@@ -45,6 +45,11 @@ function uid(seed: string): string {
   }
   const hex = words.join('');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** A composed resource's name as Crossplane generates it: its XR's name and 12 hex digits. */
+function generatedName(root: string, seed: string): string {
+  return `${root}-${uid(seed).replace(/-/g, '').slice(0, 12)}`;
 }
 
 /** A field as a string ('' when it is not one). */
@@ -115,17 +120,38 @@ function ownerReference(owner: Owner): JsonObject {
   };
 }
 
+/** What composed an XR another XR composed: the owner, the resource name it is composed under, the labels its composer put on it. */
+export interface ComposedBy {
+  owner: Owner;
+  key: string;
+  labels: JsonObject;
+}
+
+/**
+ * A hydration as its cache's shard composes it (docs/design/fleet.md): owned
+ * by the shard, under the key `hydration-<cluster>`, with its cache's and
+ * cluster's labels. The bench's clusters are few, so the shard is the first.
+ */
+export function hydrationComposedBy(hydration: JsonObject): ComposedBy {
+  const metadata = isObject(hydration['metadata']) ? hydration['metadata'] : {};
+  const spec = isObject(hydration['spec']) ? hydration['spec'] : {};
+  const namespace = text(metadata['namespace']);
+  const cache = text(spec['cacheName']);
+  const cluster = text(spec['clusterName']);
+  return {
+    owner: { apiVersion: text(hydration['apiVersion']), kind: 'ModelCacheShard', name: shardName(namespace, cache, 0), namespace },
+    key: `hydration-${cluster}`,
+    labels: { [LABEL_MODELCACHE]: cache, [LABEL_CLUSTER]: cluster },
+  };
+}
+
 /**
  * The XR's own shape: metadata as stored, spec.crossplane with the refs of
  * what it composed, a timed status. An XR another XR composed (a hydration,
- * composed by its cache) also carries what its composer's Crossplane added:
+ * composed by its cache's shard) also carries what its composer's Crossplane added:
  * the owner reference, the resource name annotation, the root's label.
  */
-export function compositeAsStored(
-  xr: JsonObject,
-  composed: JsonObject[],
-  composedBy?: { owner: Owner; key: string; labels: JsonObject },
-): JsonObject {
+export function compositeAsStored(xr: JsonObject, composed: JsonObject[], composedBy?: ComposedBy): JsonObject {
   const metadata = isObject(xr['metadata']) ? xr['metadata'] : {};
   const name = text(metadata['name'], 'xr');
   const spec = isObject(xr['spec']) ? xr['spec'] : {};
@@ -228,9 +254,7 @@ export function composedAsStored(resource: JsonObject, key: string, owner: Owner
       compositionRevisionRef: { name: `${kind.toLowerCase()}s.${apiVersion.split('/')[0] ?? ''}-${HASH}` },
       compositionUpdatePolicy: 'Automatic',
       // What the nested XR composed in turn (a hydration at rest keeps its claim's Object).
-      resourceRefs: [
-        { apiVersion: 'kubernetes.m.crossplane.io/v1alpha1', kind: 'Object', name: `${owner.name}-${uid(name).slice(0, 12)}` },
-      ],
+      resourceRefs: [{ apiVersion: 'kubernetes.m.crossplane.io/v1alpha1', kind: 'Object', name: generatedName(owner.name, name) }],
       ...(isObject(spec['crossplane']) ? spec['crossplane'] : {}),
     };
   }
@@ -331,6 +355,16 @@ export function requiredAsStored(resource: JsonObject): JsonObject {
       metadata: { name: `${name}-${pool}` },
     }));
     return compositeAsStored({ ...resource, spec: { stack: 'Standard', ...spec } }, composed);
+  }
+  if (kind === 'ModelCacheHydration') {
+    // A replica's cluster's hydration, as its shard composed it; at rest it keeps its claim's Object, named from the root XR.
+    const cache = isObject(resource['spec']) ? text(resource['spec']['cacheName']) : '';
+    const claim = {
+      apiVersion: 'kubernetes.m.crossplane.io/v1alpha1',
+      kind: 'Object',
+      metadata: { name: generatedName(cache, name) },
+    };
+    return compositeAsStored(resource, [claim], hydrationComposedBy(resource));
   }
   if (kind !== 'ModelCache') return compositeAsStored(resource, []);
   // A ModelCache composed one hydration per cluster it lists.

@@ -3,10 +3,10 @@
 // remote status a workload cluster would report), and the status it wrote.
 // So the steady request is exactly what Crossplane sends once everything is up.
 
-import { LABEL_CLUSTER, LABEL_MODELCACHE, LABEL_SHARD, Ready, Status, shardName, type JsonObject, type RunFunctionResponse } from '#lib';
+import { LABEL_MODELCACHE, LABEL_SHARD, Ready, Status, type JsonObject, type RunFunctionResponse } from '#lib';
 import { RunFunctionRequest } from '#lib/sdk';
 import { HANDLERS } from '../test/support/handlers.js';
-import { composedAsStored, compositeAsStored, requiredAsStored, text } from './crossplane.js';
+import { composedAsStored, compositeAsStored, hydrationComposedBy, requiredAsStored, text } from './crossplane.js';
 import {
   CACHE,
   NAMESPACE,
@@ -278,11 +278,7 @@ function asCrossplaneSends(lean: RunFunctionRequest, fn?: FunctionName): RunFunc
     const shardIndex = ((metadata['labels'] ?? {}) as JsonObject)[LABEL_SHARD];
     const composedBy =
       owner.kind === 'ModelCacheHydration'
-        ? {
-            owner: { apiVersion: owner.apiVersion, kind: 'ModelCacheShard', name: shardName(NAMESPACE, text(spec['cacheName']), 0) },
-            key: `hydration-${text(spec['clusterName'])}`,
-            labels: { [LABEL_MODELCACHE]: text(spec['cacheName']), [LABEL_CLUSTER]: text(spec['clusterName']) },
-          }
+        ? hydrationComposedBy(xr)
         : owner.kind === 'ModelCacheShard'
           ? {
               owner: { apiVersion: owner.apiVersion, kind: 'ModelCache', name: text(spec['cacheName']) },

@@ -11,7 +11,18 @@
 // kind of resource in each part of the request, the set of those paths
 // (list items folded into `[]`), and the JSON size of one such resource.
 
-import { isObject, type JsonObject, type JsonValue } from '#lib';
+import { OWNER_ANNOTATION_PREFIX, isObject, type JsonObject, type JsonValue } from '#lib';
+
+/**
+ * An owner annotation's key ends in a hash of its owner's kind, namespace and
+ * name (names.ts), so the same annotation has another key in a world with
+ * other names: it is one path, `modelplane.ai/owner-<hash>`, whoever owns it.
+ */
+const OWNER_KEY = new RegExp(`^${OWNER_ANNOTATION_PREFIX.replace(/[.]/g, '\\.')}[0-9a-f]+$`);
+
+function pathKey(key: string): string {
+  return OWNER_KEY.test(key) ? `${OWNER_ANNOTATION_PREFIX}<hash>` : key;
+}
 
 export interface KindShape {
   /** Decoration paths, e.g. `metadata.managedFields[].manager`. */
@@ -57,7 +68,7 @@ function walk(value: JsonValue, path: string, out: Set<string>, depth: number): 
   }
   if (!isObject(value)) return;
   for (const [key, child] of Object.entries(value)) {
-    const next = path === '' ? key : `${path}.${key}`;
+    const next = path === '' ? pathKey(key) : `${path}.${pathKey(key)}`;
     if (isDecoration(next)) out.add(next);
     if (/\.fieldsV1$/.test(next) || child === undefined) continue;
     walk(child, next, out, depth + 1);

@@ -83,6 +83,27 @@ describe('the shape comparison', () => {
     expect(compareShapes(captured, whole)[0]!.missing).toEqual([]);
   });
 
+  it("takes an owner annotation under another owner's hash as the same field, and finds it missing when there is none", () => {
+    const remote = (annotations: JsonObject): JsonObject => ({
+      observed: {
+        resources: {
+          a: {
+            resource: {
+              kind: 'Object',
+              spec: { forProvider: { manifest: { kind: 'Service', metadata: { name: 's', annotations } } } },
+            },
+          },
+        },
+      },
+    });
+    const captured = shapeOf(remote({ 'modelplane.ai/owner-b7a1d8baea6b': 'ModelReplica qwen-chat in namespace e2e-capture' }));
+    const other = shapeOf(remote({ 'modelplane.ai/owner-7256f269e93c': 'ModelReplica qwen-chat-7d2e4 in namespace ml-team' }));
+    expect(compareShapes(captured, other)[0]!.missing).toEqual([]);
+    expect(compareShapes(captured, shapeOf(remote({ other: 'x' })))[0]!.missing).toEqual([
+      'spec.forProvider.manifest.metadata.annotations.modelplane.ai/owner-<hash>',
+    ]);
+  });
+
   it('names a kind the built request does not carry at all', () => {
     const captured = shapeOf({ requiredResources: { c: { items: [{ resource: { kind: 'InferenceCluster', metadata: {} } }] } } });
     expect(compareShapes(captured, new Map())).toEqual([{ kind: 'required InferenceCluster', missing: ['(the kind itself)'] }]);
