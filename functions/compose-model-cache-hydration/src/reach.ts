@@ -22,8 +22,12 @@ export function markUnreachable(outcome: Outcome, unreachable: Unreachable, clus
     case 'Failed':
       return;
     case 'Ready':
+      // Held by the gate already (its InferenceCluster can't be read): that stands, and this is said beside it.
+      outcome.message =
+        outcome.reason === 'Held' && outcome.message !== undefined
+          ? `${outcome.message}; ${words}`
+          : `${outcome.artifact} stays Ready as last seen, its mount published: ${words}, so nothing on the cluster can be checked or changed now`;
       outcome.reason = 'Held';
-      outcome.message = `${outcome.artifact} stays Ready as last seen, its mount published: ${words}, so nothing on the cluster can be checked or changed now`;
       return;
     default: {
       const own = CONTROL_PLANE_REASONS.has(outcome.reason) && outcome.message !== undefined ? `; ${outcome.message}` : '';

@@ -173,6 +173,23 @@ describe('a cluster that cannot be reached says so, and keeps what it had (gRPC)
     expect(compositeStatus(down)['unreachable']).toEqual({ since: T1, error: REFUSED });
   });
 
+  it('held by the gate too (its InferenceCluster gone): Ready as last seen, saying both', async () => {
+    const { ready, pvc } = await readyCluster();
+    const held = await reconcile({
+      xr: withStatusFrom(hydration(HF_AUTH), ready),
+      cluster: null,
+      secret: tokenSecret(),
+      observed: { pvc: failing(pvc, REFUSED, T1) },
+    });
+    expect([phase(held), condition(held, 'ArtifactReady')?.reason, compositeStatus(held)['mount'], keys(held)]).toEqual([
+      'Ready',
+      'Held',
+      compositeStatus(ready)['mount'],
+      ['pvc'],
+    ]);
+    expect(compositeStatus(held)['message']).toMatch(/InferenceCluster cluster-a not found.*; cluster cluster-a unreachable since /);
+  });
+
   it('an error the API server answered is not "unreachable" (403, 404, a validation, a webhook it could not call)', async () => {
     const { ready, pvc } = await readyCluster();
     const xr = withStatusFrom(hydration(HF_AUTH), ready);
