@@ -335,7 +335,9 @@ describe('faults on a real control plane', () => {
         }),
       CALLED_WHILE_DOWN_MS,
     );
-    expect(getString(condition(failed, 'Synced') ?? {}, 'message')).toMatch(/Unavailable|connection refused|dial|DeadlineExceeded|deadline exceeded/);
+    expect(getString(condition(failed, 'Synced') ?? {}, 'message')).toMatch(
+      /Unavailable|connection refused|dial|DeadlineExceeded|deadline exceeded/,
+    );
     const outage = Date.now() - killed;
     bringUp(server);
     await answers(name, () => portOpen(port));
