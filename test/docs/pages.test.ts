@@ -15,6 +15,7 @@ import { asArray, getObject, getString, parseFlags, usage, type JsonObject } fro
 import { REPO_ROOT } from '#testing';
 import { REASON as CACHE_REASONS } from '../../functions/compose-model-cache/src/conditions.js';
 import { REASONS as HYDRATION_REASONS } from '../../functions/compose-model-cache-hydration/src/outcome.js';
+import { REACHABLE_REASON } from '../../functions/compose-model-cache-hydration/src/reach.js';
 import { CACHE_REASON as REPLICA_CACHE_REASONS } from '../../functions/compose-model-replica/src/cache.js';
 import { REASON as REPLICA_REASONS } from '../../functions/compose-model-replica/src/conditions.js';
 import { INSTALLED_FUNCTION_NAMES, installedName } from '../package/packaging.js';
@@ -138,7 +139,7 @@ describe('docs/troubleshooting.md', () => {
 
   it.each<[string, readonly string[]]>([
     ['ModelCache', Object.values(CACHE_REASONS)],
-    ['ModelCacheHydration', HYDRATION_REASONS],
+    ['ModelCacheHydration', [...HYDRATION_REASONS, ...Object.values(REACHABLE_REASON)]],
     ['ModelReplica', [...Object.values(REPLICA_REASONS), ...Object.values(REPLICA_CACHE_REASONS)]],
   ])('%s: one row per reason its function sets', (heading, fromCode) => {
     expect(reasons(heading)).toEqual([...new Set(fromCode)].sort());

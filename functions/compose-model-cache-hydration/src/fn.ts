@@ -25,6 +25,7 @@ import {
   secretForms,
   selectByName,
   settingsFor,
+  unreachableOf,
   type HydrationSettings,
   type JsonObject,
   type ResourceSelector,
@@ -38,6 +39,7 @@ import { HF_KEYS, artifactOf, resolveToken, stageHuggingFace } from './huggingfa
 import { latchWarning, placeCache, placeIn } from './namespace.js';
 import { cacheOwner, conflictsOf, ownedElsewhere } from './owner.js';
 import { stageOci } from './oci.js';
+import { markUnreachable } from './reach.js';
 import type { Outcome, PreviousStatus, Stage } from './outcome.js';
 import { previousStatus, report } from './report.js';
 import { parseSpec, type HydrationSpec } from './spec.js';
@@ -84,6 +86,12 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
     previous,
   );
   if (adopting) delete outcome.firstCompose;
+  // Whatever the source decided from the Objects as last observed, a cluster they can't reach says so.
+  const unreachable = unreachableOf(
+    observedKeys(req).map((key) => observedResource(req, key)),
+    previous.unreachable?.since,
+  );
+  if (unreachable) markUnreachable(outcome, unreachable, spec.clusterName);
   // The token, in any form a pod or a cluster could have written it into a report or a Job's condition, is cut
   // out of every message before they are compared with the last status and written; then out of the whole
   // answer but the workload Secret's data, where it is copied on purpose.

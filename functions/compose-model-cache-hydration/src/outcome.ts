@@ -11,6 +11,7 @@ import type {
   JsonObject,
   Phase,
   ReportProblem,
+  Unreachable,
 } from '#lib';
 
 /** The Job attempts of one round at one artifact (status `attempts`, `attemptsFor`, `retryRequest`). */
@@ -77,6 +78,8 @@ export interface SourceFacts {
   sizeGiB?: number;
   /** HuggingFace: the re-verification request last answered (Ready again, or Failed). */
   reverifiedFor?: string;
+  /** The cluster's Objects can't reach its API server (reach.ts): since when, and the error. */
+  unreachable?: Unreachable;
 }
 
 export interface Outcome {

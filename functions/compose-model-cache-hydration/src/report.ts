@@ -30,6 +30,7 @@ import {
   withoutDelete,
   withOwner,
   managementPoliciesOf,
+  unreachableWords,
   type JsonObject,
   type Owner,
   type RunFunctionRequest,
@@ -37,6 +38,7 @@ import {
 } from '#lib';
 import type { Outcome, PreviousStatus } from './outcome.js';
 import { SHARED_KEYS } from './owner.js';
+import { CLUSTER_REACHABLE, REACHABLE_REASON } from './reach.js';
 
 /** The condition the parent and a person read: is the artifact usable on this cluster? */
 export const ARTIFACT_READY = 'ArtifactReady';
@@ -54,6 +56,7 @@ export function previousStatus(status: JsonObject, label = 'its own last status'
   if (state.message !== undefined) previous.message = state.message;
   if (state.mount !== undefined) previous.mount = state.mount;
   if (state.accessModes !== undefined) previous.accessModes = state.accessModes;
+  if (state.unreachable !== undefined) previous.unreachable = state.unreachable;
   const attemptsFor = checks.string(status, 'attemptsFor', MAX_STATUS_MESSAGE);
   if (attemptsFor !== undefined) {
     previous.attempts = { artifact: attemptsFor, count: state.attempts ?? 0 };
@@ -160,12 +163,31 @@ export function report(
     sizeGiB: facts.sizeGiB,
     reverifiedFor: facts.reverifiedFor,
     orphanOnDelete,
+    unreachable: facts.unreachable ? toJson(facts.unreachable) : undefined,
   });
   setCondition(rsp, { type: ARTIFACT_READY, status: outcome.phase === 'Ready', reason: outcome.reason, message: outcome.message });
+
   // What the cluster wrote back (and this XR's own last status), as checked: named here when any of it was refused.
   const refused = [...(previous.problems ?? []), ...(outcome.refused ?? [])];
   const reports = reportsCondition(refused, `every report read from ${cluster} passed its checks`);
   setCondition(rsp, reports);
+  // After ReportsAccepted: on an XR that has both already, Crossplane appends a new condition last.
+  setCondition(
+    rsp,
+    facts.unreachable
+      ? {
+          type: CLUSTER_REACHABLE,
+          status: false,
+          reason: REACHABLE_REASON.unreachable,
+          message: unreachableWords(cluster, facts.unreachable),
+        }
+      : {
+          type: CLUSTER_REACHABLE,
+          status: true,
+          reason: REACHABLE_REASON.reachable,
+          message: `no Object on ${cluster} reports a network failure`,
+        },
+  );
   const before = conditionOf(req.observed?.composite?.resource, REPORTS_ACCEPTED);
   if (refused.length > 0 && before?.message !== reports.message) warningEvent(rsp, REPORTS_REASON.refused, reports.message ?? '');
 
@@ -174,6 +196,11 @@ export function report(
   // would bury the ones that matter).
   for (const warning of outcome.warnings) {
     if (previous.message !== warning.message) warningEvent(rsp, warning.reason, warning.message);
+  }
+  if (facts.unreachable && !previous.unreachable) warningEvent(rsp, 'ClusterUnreachable', unreachableWords(cluster, facts.unreachable));
+  if (!facts.unreachable && previous.unreachable) {
+    const since = previous.unreachable.since === undefined ? '' : ` (unreachable since ${previous.unreachable.since})`;
+    normalEvent(rsp, 'ClusterReachable', `cluster ${cluster} answers again${since}`);
   }
   if (outcome.firstCompose !== undefined) normalEvent(rsp, 'Staging', outcome.firstCompose);
   for (const notice of outcome.notices ?? []) normalEvent(rsp, notice.reason, notice.message);

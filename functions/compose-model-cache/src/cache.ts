@@ -48,7 +48,7 @@ import { ORPHAN_ANNOTATIONS, handOverSteps, inheritableStatus, type HandOverStep
 import { childKey, readObserved, shardKey, type ObservedComposed, type ObservedShard } from './observed.js';
 import { planClusters, type ClusterPlan } from './plan.js';
 import { replicasByCluster } from './reclaim.js';
-import { phaseCounts, statusEntry, summary, type ClusterEntry } from './rollup.js';
+import { phaseCounts, statusEntry, summary, unreachableEntries, type ClusterEntry } from './rollup.js';
 import { stampShard, type ShardMemberSpec } from './shards.js';
 import { parseModelCache, type ModelCache } from './spec.js';
 import { keepLegacy } from './upgrade.js';
@@ -142,6 +142,8 @@ export function composeCache(req: RunFunctionRequest): RunFunctionResponse {
       pending: counts.Pending,
       hydrating: counts.Hydrating,
       failed: counts.Failed,
+      // Only when some cluster can't be reached: absent means none.
+      unreachable: unreachableEntries(entries).length || undefined,
       shards: shardPlans.length,
       listed: listAll ? 'All' : 'NotReady',
     },
@@ -295,13 +297,15 @@ function shardEntry(
 }
 
 /**
- * Above CLUSTER_LIST_LIMIT: the clusters not Ready (Failed first, then by
- * name; at most NOT_READY_LISTED) and those being handed over, by name.
+ * Above CLUSTER_LIST_LIMIT: the clusters not Ready or unreachable (Failed
+ * first, then unreachable, then by name; at most NOT_READY_LISTED) and those
+ * being handed over, by name.
  */
 function listedEntries(entries: readonly ClusterEntry[], steps: ReadonlyMap<string, HandOverStep>): ClusterEntry[] {
+  const rank = (entry: ClusterEntry): number => (entry.state.phase === 'Failed' ? 0 : entry.state.unreachable !== undefined ? 1 : 2);
   const notReady = entries
-    .filter((entry) => entry.state.phase !== 'Ready')
-    .sort((a, b) => Number(b.state.phase === 'Failed') - Number(a.state.phase === 'Failed') || compareNames(a.name, b.name))
+    .filter((entry) => entry.state.phase !== 'Ready' || entry.state.unreachable !== undefined)
+    .sort((a, b) => rank(a) - rank(b) || compareNames(a.name, b.name))
     .slice(0, NOT_READY_LISTED);
   const chosen = new Set(notReady.map((entry) => entry.name));
   for (const [cluster, step] of steps) if (step !== 'wait') chosen.add(cluster);

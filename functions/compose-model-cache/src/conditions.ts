@@ -4,7 +4,7 @@
 
 import type { ConditionSpec } from '#lib';
 import type { Footprint } from './footprint.js';
-import { commitsOf, readyCount, type ClusterEntry } from './rollup.js';
+import { commitsOf, readyCount, unreachableEntries, type ClusterEntry } from './rollup.js';
 
 export const CLUSTERS_MATCHED = 'ClustersMatched';
 export const ARTIFACT_READY = 'ArtifactReady';
@@ -88,26 +88,35 @@ export function artifactReady(footprint: Footprint, entries: readonly ClusterEnt
     return condition(
       false,
       REASON.HydrationFailed,
-      perCluster(failed, (entry) => entry.state.message ?? entry.note ?? 'failed'),
+      perCluster(failed, (entry) => entry.state.message ?? entry.note ?? 'failed') + unreachableNote(entries),
     );
   }
   const noToken = entries.filter((entry) => entry.authMissing !== undefined);
   if (noToken.length > 0) {
-    return condition(
-      false,
-      REASON.AuthSecretMissing,
-      perCluster(noToken, (entry) => entry.authMissing ?? ''),
-    );
+    return condition(false, REASON.AuthSecretMissing, perCluster(noToken, (entry) => entry.authMissing ?? '') + unreachableNote(entries));
   }
   const ready = readyCount(entries);
   if (entries.length > 0 && ready === entries.length) {
-    return condition(true, REASON.Staged, `staged on all ${clusters(entries.length)}${commitSkew(entries)}`);
+    return condition(true, REASON.Staged, `staged on all ${clusters(entries.length)}${commitSkew(entries)}${unreachableNote(entries)}`);
   }
   const waiting = entries.filter((entry) => entry.state.phase !== 'Ready').map((entry) => `${entry.name} (${entry.state.phase})`);
   const message = `${ready}/${entries.length} clusters ready; waiting for ${nameList(waiting)}`;
-  return ready > 0
-    ? condition(false, REASON.Partial, message + commitSkew(entries))
-    : condition(false, REASON.Hydrating, message + commitSkew(entries));
+  const notes = commitSkew(entries) + unreachableNote(entries);
+  return ready > 0 ? condition(false, REASON.Partial, message + notes) : condition(false, REASON.Hydrating, message + notes);
+}
+
+/**
+ * The clusters that can't be reached, and since when: said beside whatever
+ * else ArtifactReady says, since each keeps the phase it was last seen in.
+ */
+export function unreachableNote(entries: readonly ClusterEntry[]): string {
+  const unreachable = unreachableEntries(entries);
+  if (unreachable.length === 0) return '';
+  const named = unreachable.map((entry) => {
+    const since = entry.state.unreachable?.since;
+    return since === undefined ? entry.name : `${entry.name} since ${since}`;
+  });
+  return `; unreachable (${unreachable.length}, each as last seen): ${nameList(named)}`;
 }
 
 /**

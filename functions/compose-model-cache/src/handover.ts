@@ -59,11 +59,15 @@ const CARRIED_STRINGS = ['resolvedRef', 'staged', 'attemptsFor', 'retryRequest',
  * The status a child hands on: its cache state as checked (lib reports.ts:
  * a field that fails is not handed on, so a size out of bounds never reaches
  * the hydration that adopts the claim) and its latches' bounded strings; not
- * Crossplane's conditions, not the hand-over's own word, nothing unknown.
+ * Crossplane's conditions, not the hand-over's own word, nothing unknown;
+ * not whether the cluster was reachable either (its new child reads that
+ * from the Objects it adopts).
  */
 export function inheritableStatus(child: JsonObject): JsonObject {
   const status = getObject(child, 'status') ?? {};
-  const out = cacheStateFields(readCacheState(status));
+  const state = readCacheState(status);
+  delete state.unreachable;
+  const out = cacheStateFields(state);
   for (const field of CARRIED_STRINGS) {
     const value = status[field];
     if (typeof value === 'string' && value.length <= MAX_STATUS_MESSAGE) out[field] = value;

@@ -43,6 +43,11 @@ export function phaseCounts(entries: readonly { state: { phase: Phase } }[]): Re
   return counts;
 }
 
+/** The clusters whose Objects can't reach them (their phase as last seen stands). */
+export function unreachableEntries<T extends { state: ClusterCacheState }>(entries: readonly T[]): T[] {
+  return entries.filter((entry) => entry.state.unreachable !== undefined);
+}
+
 export function readyCount(entries: readonly ClusterEntry[]): number {
   return entries.filter((entry) => entry.state.phase === 'Ready').length;
 }

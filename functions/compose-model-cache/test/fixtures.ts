@@ -62,6 +62,8 @@ export interface ChildReport {
   accessModes?: string[];
   digest?: string;
   artifactKind?: string;
+  /** The child's status.unreachable: its cluster can't be reached. */
+  unreachable?: JsonObject;
   /** The child's own Ready condition (Crossplane's verdict). Defaults to phase == Ready. */
   ready?: boolean;
   /** The child's ArtifactReady reason (and message). */
@@ -77,7 +79,7 @@ export function childSpec(clusterName: string, extra: JsonObject = {}): JsonObje
 /** A ModelCacheHydration as Crossplane observes it, with what Crossplane adds (spec.crossplane, its labels). */
 export function observedChild(clusterName: string, report: ChildReport = {}, spec: JsonObject = childSpec(clusterName)): TestResource {
   const status: JsonObject = {};
-  for (const field of ['phase', 'message', 'mount', 'accessModes', 'digest', 'artifactKind'] as const) {
+  for (const field of ['phase', 'message', 'mount', 'accessModes', 'digest', 'artifactKind', 'unreachable'] as const) {
     if (report[field] !== undefined) status[field] = report[field];
   }
   const ready = report.ready ?? report.phase === 'Ready';

@@ -18,6 +18,7 @@ import {
   sizeProblem,
   type ReportProblem,
 } from './reports.js';
+import { TIMESTAMP_PATTERN, UNREACHABLE_ERROR_MAX, type Unreachable } from './reachability.js';
 
 export const PHASES = ['Pending', 'Hydrating', 'Ready', 'Failed'] as const;
 export type Phase = (typeof PHASES)[number];
@@ -63,6 +64,11 @@ export interface ClusterCacheState {
   commit?: string;
   /** HuggingFace: the claim size asked for, in GiB (spec.huggingFace.sizeGiB, or resolved on the cluster and latched). */
   sizeGiB?: number;
+  /**
+   * The cluster's API server can't be reached from the control plane (its Objects say so, reachability.ts):
+   * since when, and the error. The phase and the mount stay what they were last seen.
+   */
+  unreachable?: Unreachable;
 }
 
 /** Whole percent of bytes, rounded down: 100 only when every byte is there (and 0 of 0 is 0). */
@@ -110,6 +116,21 @@ function checkedProgress(value: unknown, checks: ReportChecks, field = 'progress
     filesTotal: filesTotal!,
     summary: summary!,
   };
+}
+
+/** An `unreachable` record as this project writes it, checked; undefined, with the problems in `checks`, when it is not. */
+function checkedUnreachable(value: unknown, checks: ReportChecks): Unreachable | undefined {
+  if (value === undefined) return undefined;
+  if (!isObject(value)) {
+    checks.add('unreachable', `is ${kindOf(value)}, not an object`);
+    return undefined;
+  }
+  const own = new ReportChecks(checks.report);
+  const error = own.string(value, 'error', UNREACHABLE_ERROR_MAX, { required: true });
+  const since = own.string(value, 'since', 64, { pattern: TIMESTAMP_PATTERN });
+  for (const problem of own.problems) checks.add(`unreachable.${problem.field}`, problem.problem);
+  if (error === undefined) return undefined;
+  return since === undefined ? { error } : { since, error };
 }
 
 /** A progress object as written by this project, or undefined: a status someone edited is not shown as progress. */
@@ -164,6 +185,8 @@ export function readCacheStateChecked(status: unknown, report = 'status'): { sta
     if (problem === undefined) state.sizeGiB = record['sizeGiB'] as number;
     else checks.add('sizeGiB', problem);
   }
+  const unreachable = checkedUnreachable(record['unreachable'], checks);
+  if (unreachable !== undefined) state.unreachable = unreachable;
   // The files staged fit the claim they are staged on: a progress larger than the claim is not this claim's.
   if (state.progress !== undefined && state.sizeGiB !== undefined && state.progress.bytesTotal > state.sizeGiB * GIB) {
     checks.add('progress.bytesTotal', `is more than sizeGiB ${state.sizeGiB} holds`);
@@ -213,5 +236,6 @@ export function cacheStateFields(state: ClusterCacheState): JsonObject {
   if (state.verified !== undefined) out['verified'] = state.verified;
   if (state.commit !== undefined) out['commit'] = state.commit;
   if (state.sizeGiB !== undefined) out['sizeGiB'] = state.sizeGiB;
+  if (state.unreachable !== undefined) out['unreachable'] = { ...state.unreachable };
   return out;
 }

@@ -11,6 +11,7 @@ export * from './owner.js';
 export * from './protocol.js';
 export * from './redact.js';
 export * from './remote.js';
+export * from './reachability.js';
 export * from './reports.js';
 export * from './request.js';
 export * from './response.js';

@@ -34,9 +34,9 @@ import {
   type RunFunctionResponse,
 } from '#lib';
 import { childStamper, keepChild } from '../child.js';
-import { ARTIFACT_READY, REASON } from '../conditions.js';
+import { ARTIFACT_READY, REASON, unreachableNote } from '../conditions.js';
 import { childKey, readObserved } from '../observed.js';
-import { phaseCounts, statusEntry, summary, type ClusterEntry } from '../rollup.js';
+import { phaseCounts, statusEntry, summary, unreachableEntries, type ClusterEntry } from '../rollup.js';
 import { parseShard, type ModelCacheShard, type ShardMember } from './spec.js';
 
 /** The requirement key of the child a shard is to take over from the layout before shards. */
@@ -104,6 +104,7 @@ export function composeShard(req: RunFunctionRequest): RunFunctionResponse {
   const counts = phaseCounts(entries);
   const composed = entries.filter((entry) => stateOfChild(children.get(entry.name)) !== undefined).map((entry) => entry.name);
   const authMissing = entries.filter((entry) => entry.authMissing !== undefined).map((entry) => entry.name);
+  const unreachable = unreachableEntries(entries);
   setCompositeStatus(rsp, {
     summary: {
       ...summary(entries),
@@ -111,6 +112,8 @@ export function composeShard(req: RunFunctionRequest): RunFunctionResponse {
       pending: counts.Pending,
       hydrating: counts.Hydrating,
       failed: counts.Failed,
+      // Only when some cluster can't be reached: absent means none (as authMissing).
+      unreachable: unreachable.length > 0 ? unreachable.length : undefined,
     },
     clusters: entries.map(statusEntry),
     composed,
@@ -121,7 +124,7 @@ export function composeShard(req: RunFunctionRequest): RunFunctionResponse {
     type: ARTIFACT_READY,
     status: allReady,
     reason: allReady ? REASON.Staged : counts.Failed > 0 ? REASON.HydrationFailed : counts.Ready > 0 ? REASON.Partial : REASON.Hydrating,
-    message: `${counts.Ready}/${entries.length} clusters ready${counts.Failed > 0 ? `, ${counts.Failed} failed` : ''}`,
+    message: `${counts.Ready}/${entries.length} clusters ready${counts.Failed > 0 ? `, ${counts.Failed} failed` : ''}${unreachableNote(unreachable)}`,
   });
   // What the children wrote, as checked: a field that failed is not rolled up, and is named here.
   setCondition(rsp, reportsCondition(refused, `every child's status passed its checks`));
