@@ -182,11 +182,12 @@ export function compose(req: RunFunctionRequest): RunFunctionResponse {
   if (placed.namespaceObject) desire(rsp, WORKLOAD_NAMESPACE_KEY, placed.namespaceObject);
 
   // Compose: each engine's workload and claims, the routing in front of them, and the cache's Usage.
-  // Every object on the cluster says whose it is (the owner's labels and annotation), so another XR can tell.
+  // Every object on the cluster says whose it is (the owner's labels and annotation), so another XR can tell;
+  // a Deployment that runs without the annotation keeps going without it (withOwner: its generation counts it).
   const owner = replicaOwner(replica);
   const shapes = replica.spec.servingMode === 'PrefillDecode' ? phaseShapings(placed.replica) : phases;
   for (const [key, resource] of serving(placed.replica, cluster, cluster.providerConfigName, stack, shapes, cache))
-    desire(rsp, key, withOwner(resource, owner));
+    desire(rsp, key, withOwner(resource, owner, observed.get(key)));
   if (cacheName !== undefined) desire(rsp, USAGE_KEY, cacheUsage(replica, cacheName));
 
   // Report.

@@ -97,8 +97,11 @@ export function ownerMetadata(owner: Owner): { labels: Record<string, string>; a
  * A desired provider-kubernetes Object with its manifest marked as the owner's
  * (labels and the owner annotation added to what its metadata has). Anything
  * else, and an observe-only Object (it never writes), is returned unchanged.
+ * `observed`, the same key's Object as observed: a Deployment it composed
+ * without the annotation (a release before owners were written) is given the
+ * labels only (keepsItsAnnotations).
  */
-export function withOwner(resource: JsonObject, owner: Owner): JsonObject {
+export function withOwner(resource: JsonObject, owner: Owner, observed?: JsonObject): JsonObject {
   if (resource['kind'] !== OBJECT_KIND) return resource;
   const spec = getObject(resource, 'spec');
   const policies = spec?.['managementPolicies'];
@@ -108,12 +111,33 @@ export function withOwner(resource: JsonObject, owner: Owner): JsonObject {
   if (spec === undefined || forProvider === undefined || manifest === undefined) return resource;
   const metadata = getObject(manifest, 'metadata') ?? {};
   const mark = ownerMetadata(owner);
-  const marked: JsonObject = {
-    ...metadata,
-    labels: { ...(getObject(metadata, 'labels') ?? {}), ...mark.labels },
-    annotations: { ...(getObject(metadata, 'annotations') ?? {}), ...mark.annotations },
+  const marked: JsonObject = { ...metadata, labels: { ...(getObject(metadata, 'labels') ?? {}), ...mark.labels } };
+  const annotations = {
+    ...(getObject(metadata, 'annotations') ?? {}),
+    ...(keepsItsAnnotations(manifest, owner, observed) ? {} : mark.annotations),
   };
+  if (Object.keys(annotations).length > 0) marked['annotations'] = annotations;
   return { ...resource, spec: { ...spec, forProvider: { ...forProvider, manifest: { ...manifest, metadata: marked } } } };
+}
+
+/**
+ * Whether the owner annotation is left off: a Deployment's generation counts
+ * its annotations as well as its spec (the API server copies them onto its
+ * ReplicaSets), so one its Object composed without the annotation (a release
+ * before owners were written, so under upstream's names, whose owner its
+ * labels and field managers tell) keeps its annotations as they are. Every
+ * other kind's generation is its spec's alone, and a new Deployment is
+ * created with the annotation.
+ */
+function keepsItsAnnotations(desired: JsonObject, owner: Owner, observed: JsonObject | undefined): boolean {
+  if (desired['apiVersion'] !== 'apps/v1' || desired['kind'] !== 'Deployment') return false;
+  const before = getObject(observed, 'spec', 'forProvider', 'manifest');
+  if (before === undefined) return false;
+  // The same object: a replica that moved to new names composes a new one under this key.
+  for (const path of [['apiVersion'], ['kind'], ['metadata', 'name'], ['metadata', 'namespace']]) {
+    if (getString(before, ...path) !== getString(desired, ...path)) return false;
+  }
+  return getString(before, 'metadata', 'annotations', ownerAnnotation(owner).key) === undefined;
 }
 
 /** An observed Object desired again as it is, but observe-only: its remote object is another XR's, never written or deleted. */

@@ -155,7 +155,12 @@ describe.runIf(PHASE === 'after')('after the upgrade: the same cache, handed ove
     expect(entries.map((entry) => entry['name']).sort()).toEqual([...CLUSTERS]);
   });
 
-  it('deleted and re-created nothing on any cluster: the same PVCs and the same engine Deployment', () => {
+  it('deleted and re-created nothing on any cluster: the same PVCs and the same engine Deployment', async () => {
+    // Written by this release first (its owner labels on it), so the generation below is after its write.
+    await eventually('the engine Deployment marked as the replica’s by this release', () => {
+      const [deployment] = engineDeployments('cluster-a', REPLICA);
+      return getString(deployment, 'metadata', 'labels', 'modelplane.ai/namespace') === NAMESPACE;
+    });
     for (const cluster of CLUSTERS) expect(pvcOn(cluster)).toEqual(before().pvcs[cluster]);
     expect(deploymentNow()).toEqual(before().deployment);
     expect(reasonOf(replica(), 'ModelAccepted')).toBe('Accepted');
