@@ -330,10 +330,9 @@ describe("two teams' caches and replicas of one name, on the same clusters", () 
   it('keeps every remote object still for a minute: no Deployment generation climbs, no uid changes', async () => {
     const before = Object.fromEntries(WORKLOADS.map((cluster) => [cluster, inventory(cluster)]));
     const start = Date.now();
-    let samples = 0;
-    while (Date.now() - start < 60_000) {
+    // A look every 5 s, the last at or after 60 s: several of provider-kubernetes' and Crossplane's polls.
+    do {
       await new Promise((resolve) => setTimeout(resolve, 5_000));
-      samples++;
       for (const cluster of WORKLOADS) {
         const now = inventory(cluster);
         for (const team of TEAM_NAMES)
@@ -342,8 +341,7 @@ describe("two teams' caches and replicas of one name, on the same clusters", () 
           );
         expectApart(cluster, now);
       }
-    }
-    expect(samples).toBeGreaterThanOrEqual(10);
+    } while (Date.now() - start < 60_000);
     for (const team of TEAM_NAMES) expect(reasonOf(replicaOf(team), 'ModelReady')).toBe('Serving');
   });
 
