@@ -348,6 +348,8 @@ describe("two teams' caches and replicas of one name, on the same clusters", () 
   it("leaves one team's remote objects untouched when the other team's replica and cache are deleted", async () => {
     const before = Object.fromEntries(WORKLOADS.map((cluster) => [cluster, fingerprint(inventory(cluster)[TEAM_A])]));
     kubectlOk('control-plane', ['delete', 'modelreplica', REPLICA, '-n', TEAM_B, '--wait=true', '--timeout=120s']);
+    // The replica's Usage of its cache can outlive it by a moment; until it goes, the webhook refuses the cache's deletion.
+    await eventually(`${TEAM_B}'s Usage gone`, () => list('control-plane', 'usages.protection.crossplane.io', TEAM_B).length === 0);
     kubectlOk('control-plane', ['delete', 'modelcache', CACHE, '-n', TEAM_B, '--wait=true', '--timeout=120s']);
     for (const cluster of WORKLOADS)
       // Jobs aside: a Job is orphaned, never deleted, and its TTL ends it.
