@@ -12,7 +12,7 @@ import { HYDRATION_MOUNT_PATH } from '#lib';
 import { HUGGINGFACE_HUB_VERSION, SCRIPT_DELIMITER, hubMarker, artifactOf, hydrationCommand } from '../src/huggingface.js';
 import { HYDRATE_SCRIPT } from '../src/hydrate-script.js';
 import type { HuggingFaceSource } from '../src/spec.js';
-import { FakeHub, gitBlobId, sha256, type FakeFile } from './fake-hub.js';
+import { FakeHub, gitBlobId, sha256, type FakeFile } from '../../../test/support/fake-hub.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const VENV_BIN = join(ROOT, '.venv-hf', 'bin');
