@@ -322,6 +322,26 @@ describe('the hydration script, under Python with huggingface_hub, against a fak
     }
     expect(hub.requests.filter((r) => r.method === 'PATCH').every((r) => r.authorization === undefined)).toBe(true);
   });
+  it("fails a gated repository without the token, or with a refused one, in the hub's words, downloading nothing", async () => {
+    await startHub();
+    const GATED = 'acme/gated-llm';
+    hub.addRepo(GATED, REFS, { token: TOKEN });
+    for (const [what, token] of [
+      ['no token', false],
+      ['a refused token', true],
+    ] as const) {
+      hub.reset();
+      if (token) hub.faults.refuseToken = true;
+      const run = await hydrate({ repo: GATED, include: ['*.json'] }, { token });
+      expect(run.code, what).toBe(1);
+      expect(lastReport(), what).toMatchObject({ state: 'Failed' });
+      expect(String(lastReport()?.['message']), what).toMatch(/^GatedRepoError: .*Cannot access gated repo/);
+      expect(downloads(), what).toEqual([]);
+      expect(existsSync(markerPath({ repo: GATED, include: ['*.json'] })), what).toBe(false);
+    }
+    hub.reset();
+    expect((await hydrate({ repo: GATED, include: ['*.json'] }, { token: true })).code).toBe(0);
+  });
 });
 
 describe('the embedded script', () => {
