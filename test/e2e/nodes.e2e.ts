@@ -44,6 +44,7 @@ import {
   names,
   reasonOf,
   setInferenceClusterStatus,
+  type ApiServer,
 } from './plane.js';
 
 const NODES = WORKLOAD_CLUSTERS.every((cluster) => existsSync(join(STATE_DIR, 'nodes', cluster, 'pids')));
@@ -76,7 +77,7 @@ const hydrationOf = (cluster: string): JsonObject | undefined =>
   getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, cluster), NAMESPACE);
 
 /** Pods of a Job on a workload cluster (the Job controller labels them job-name). */
-const podsOf = (cluster: string, job: string): JsonObject[] => list(cluster as 'cluster-a', 'pods', REMOTE, `job-name=${job}`);
+const podsOf = (cluster: ApiServer, job: string): JsonObject[] => list(cluster, 'pods', REMOTE, `job-name=${job}`);
 
 /** The managedFields entries of an object that set a field path (dot-separated, as f:... keys). */
 function managersOf(object: JsonObject | undefined, ...path: string[]): JsonObject[] {
