@@ -79,6 +79,12 @@ const hydrationOf = (cluster: string): JsonObject | undefined =>
 /** Pods of a Job on a workload cluster (the Job controller labels them job-name). */
 const podsOf = (cluster: ApiServer, job: string): JsonObject[] => list(cluster, 'pods', REMOTE, `job-name=${job}`);
 
+/** An object with its managedFields (who wrote what), which kubectl leaves out unless asked. */
+function withManagedFields(cluster: ApiServer, resource: string, name: string): JsonObject | undefined {
+  const result = kubectl(cluster, ['get', resource, name, '-n', REMOTE, '-o', 'json', '--show-managed-fields']);
+  return result.code === 0 ? (JSON.parse(result.stdout) as JsonObject) : undefined;
+}
+
 /** The managedFields entries of an object that set a field path (dot-separated, as f:... keys). */
 function managersOf(object: JsonObject | undefined, ...path: string[]): JsonObject[] {
   return asArray(getIn(object, 'metadata', 'managedFields'))
@@ -140,7 +146,7 @@ describe.skipIf(!NODES)('real pods on real nodes: a gated HuggingFace cache stag
       const job = await eventually(
         `the hydration Job on ${cluster} Complete, by the Job controller`,
         () => {
-          const found = getObject(cluster, 'job', remote.job, REMOTE);
+          const found = withManagedFields(cluster, 'job', remote.job);
           return getString(condition(found, 'Complete') ?? {}, 'status') === 'True' ? found : undefined;
         },
         {
