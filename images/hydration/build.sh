@@ -32,6 +32,8 @@ case "$arch" in amd64) wheel_arch=x86_64 ;; arm64) wheel_arch=aarch64 ;; *) say 
 
 build_base() {
 	local tmp="$base.partial" rootfs t0=$SECONDS
+	# crane writes the base's image tarball: without it, minutes of debootstrap would be lost at the end.
+	[[ -x "$CRANE" ]] || { say "crane is missing ($CRANE): \`make tools\` builds it (before this base)"; return 1; }
 	command -v debootstrap >/dev/null || { say "debootstrap is missing: apt-get install debootstrap (as root)"; return 1; }
 	((EUID == 0)) || { say "debootstrap needs root"; return 1; }
 	rm -rf "$tmp" && mkdir -p "$tmp"

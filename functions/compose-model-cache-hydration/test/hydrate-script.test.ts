@@ -12,7 +12,7 @@ import { HYDRATION_MOUNT_PATH } from '#lib';
 import { HUGGINGFACE_HUB_VERSION, SCRIPT_DELIMITER, hubMarker, artifactOf, hydrationCommand } from '../src/huggingface.js';
 import { HYDRATE_SCRIPT } from '../src/hydrate-script.js';
 import type { HuggingFaceSource } from '../src/spec.js';
-import { FakeHub, gitBlobId, sha256, type FakeFile } from './fake-hub.js';
+import { FakeHub, gitBlobId, sha256, type FakeFile } from '../../../test/support/fake-hub.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const VENV_BIN = join(ROOT, '.venv-hf', 'bin');
@@ -321,6 +321,26 @@ describe('the hydration script, under Python with huggingface_hub, against a fak
       expect(text).not.toContain(TOKEN);
     }
     expect(hub.requests.filter((r) => r.method === 'PATCH').every((r) => r.authorization === undefined)).toBe(true);
+  });
+  it("fails a gated repository without the token, or with a refused one, in the hub's words, downloading nothing", async () => {
+    await startHub();
+    const GATED = 'acme/gated-llm';
+    hub.addRepo(GATED, REFS, { token: TOKEN });
+    for (const [what, token] of [
+      ['no token', false],
+      ['a refused token', true],
+    ] as const) {
+      hub.reset();
+      if (token) hub.faults.refuseToken = true;
+      const run = await hydrate({ repo: GATED, include: ['*.json'] }, { token });
+      expect(run.code, what).toBe(1);
+      expect(lastReport(), what).toMatchObject({ state: 'Failed' });
+      expect(String(lastReport()?.['message']), what).toMatch(/^GatedRepoError: .*Cannot access gated repo/);
+      expect(downloads(), what).toEqual([]);
+      expect(existsSync(markerPath({ repo: GATED, include: ['*.json'] })), what).toBe(false);
+    }
+    hub.reset();
+    expect((await hydrate({ repo: GATED, include: ['*.json'] }, { token: true })).code).toBe(0);
   });
 });
 

@@ -34,6 +34,10 @@ REGISTRY_PORT=15000
 # API servers, the registry, anything the plane serves to pods).
 NODES="${MODELPLANE_UP_NODES:-0}"
 NODE_PLANE_ADDRESS=10.209.255.1
+# With nodes, the stand-in for huggingface.co (test/e2e/hub/): the hydration
+# Jobs' hfEndpoint, in the packaged Composition's HydrationSettings.
+HUB_PORT=15080
+HUB_ENDPOINT="http://$NODE_PLANE_ADDRESS:$HUB_PORT"
 
 # What a workload API server needs for a node of its own: its certificate
 # valid for the pods' names of it (the kubernetes Service, the plane's
@@ -51,6 +55,7 @@ node_apiserver_flags() { # CERTS
 ALL_PORTS=("$ETCD_PORT" "$ETCD_PEER_PORT" "$CONTROL_PLANE_PORT" "${WORKLOAD_PORTS[@]}" "$CROSSPLANE_WEBHOOK_PORT"
 	"$CROSSPLANE_METRICS_PORT" "$CROSSPLANE_HEALTH_PORT" "$PROVIDER_WEBHOOK_PORT" "$PROVIDER_METRICS_PORT"
 	"$PROVIDER_HEALTH_PORT" "${FUNCTION_PORTS[@]}" "$REGISTRY_PORT")
+[[ "$NODES" != 1 ]] || ALL_PORTS+=("$HUB_PORT")
 # The clocks: how often Crossplane and provider-kubernetes look again, and
 # Crossplane's per-XR circuit breaker. MODELPLANE_UP_CLOCKS picks a set.
 #
@@ -209,8 +214,10 @@ build_and_push_packages() { # [VERSION]
 	local pkg="$state/packages" fn version="${1:-$PACKAGE_VERSION}"
 	rm -rf "$pkg/configuration" && mkdir -p "$pkg/configuration"
 	cp "$release/crossplane.yaml" "$pkg/configuration/" && cp -r "$release/package" "$pkg/configuration/"
-	if [[ "$UP_NAMESPACE_MODE" != Shared ]]; then
+	if [[ "$UP_NAMESPACE_MODE" != Shared || "$NODES" == 1 ]]; then
 		with_settings "$pkg/configuration/package/modelcachehydrations/composition.yaml" HydrationSettings
+	fi
+	if [[ "$UP_NAMESPACE_MODE" != Shared ]]; then
 		with_settings "$pkg/configuration/package/modelreplicas/composition.yaml" ReplicaSettings
 	fi
 	"$CROSSPLANE" xpkg build --package-root "$pkg/configuration" --examples-root "$pkg/configuration/examples" \
@@ -242,13 +249,17 @@ start_functions() {
 
 # with_settings COMPOSITION KIND: give the Composition's one function step an
 # input of KIND with workloadNamespace (the packaged ones have no input, and
-# end with that step's functionRef).
+# end with that step's functionRef); with nodes, HydrationSettings also send
+# the downloads to the plane's hub (network.hfEndpoint).
 with_settings() {
 	local file="$1" kind="$2"
 	tail -n 1 "$file" | grep -Eq '^        name: modelplane-compose-model-[a-z-]+$' ||
 		{ echo "$file does not end with its step's functionRef; cannot add $kind" >&2; return 1; }
 	printf '      input:\n        apiVersion: fn.modelplane.ai/v1alpha1\n        kind: %s\n        workloadNamespace: %s\n' \
 		"$kind" "$UP_NAMESPACE_MODE" >>"$file"
+	if [[ "$kind" == HydrationSettings && "$NODES" == 1 ]]; then
+		printf '        network:\n          hfEndpoint: %s\n' "$HUB_ENDPOINT" >>"$file"
+	fi
 }
 
 # run_function NAME ENDPOINT: play the package runtime's part for Function

@@ -181,6 +181,12 @@ build_and_push_packages
 if [[ "$NODES" == 1 ]]; then
 	step "a real node for each workload cluster (node.sh): containerd $CONTAINERD_VERSION, kubelet, kube-proxy, scheduler, controllers, local-path-provisioner $LOCAL_PATH_PROVISIONER_VERSION"
 	export NODE_CERTS="$certs" NODE_REGISTRY_PORT="$REGISTRY_PORT"
+	step "the hub (test/e2e/hub/, the stand-in for huggingface.co) on :$HUB_PORT, for the pods at $HUB_ENDPOINT"
+	mkdir -p "$state/hub"
+	"$repo/node_modules/.bin/esbuild" "$repo/test/e2e/hub/main.ts" --bundle --platform=node --format=esm \
+		--log-level=warning --outfile="$state/hub/hub.mjs"
+	start hub node "$state/hub/hub.mjs" --address "0.0.0.0:$HUB_PORT"
+	wait_for "the hub" 30 curl -fsS "http://127.0.0.1:$HUB_PORT/_hub/healthz"
 	bash "$here/node.sh" images
 	# The hydration Jobs' default image, as the compositions name it.
 	bash "$repo/images/hydration/build.sh" "127.0.0.1:$REGISTRY_PORT"

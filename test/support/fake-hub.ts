@@ -1,6 +1,8 @@
-// A small HuggingFace hub on localhost, serving a fake repository the way the
-// hub's API does for what huggingface_hub 1.x asks (read in its source:
-// HfApi.model_info, get_hf_file_metadata, http_get):
+// A small HuggingFace hub, serving repositories the way the hub's API does
+// for what huggingface_hub 1.x asks (read in its source: HfApi.model_info,
+// get_hf_file_metadata, http_get). The hydration script's tests run it on
+// localhost; `make up` with nodes runs it for the plane's pods
+// (test/e2e/hub/main.ts), as the stand-in for huggingface.co.
 //
 //   GET  /api/models/<repo>/revision/<rev>?blobs=true   the commit (`sha`) and the
 //        files (`siblings`: rfilename, size, blobId, lfs {size, sha256, pointerSize})
@@ -11,7 +13,9 @@
 // and the one Kubernetes call the script makes: PATCH of its own Job's
 // annotations (recorded, for the progress assertions). Faults are switched
 // per test: a corrupted file (right size, wrong bytes), a connection cut
-// mid-file, a slow file, an error body that echoes the Authorization header.
+// mid-file, a slow file, an error body that echoes the Authorization header,
+// a token refused. A gated repository (`token`) answers 401 to a request
+// without that token, as the hub does (X-Error-Code GatedRepo).
 
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -40,6 +44,18 @@ export interface Faults {
   slow?: { path: string; delayMs: number };
   /** Answer model_info with 404 and a body quoting the request's Authorization header. */
   echoAuth?: boolean;
+  /** Refuse every token, the right one too, as the hub does a revoked one (401, X-Error-Code GatedRepo). */
+  refuseToken?: boolean;
+}
+
+export interface RepoOptions {
+  /** Gated: only `Authorization: Bearer <token>` is let in. */
+  token?: string;
+}
+
+interface Repo {
+  refs: Record<string, FakeRevision>;
+  token?: string;
 }
 
 export interface Recorded {
@@ -49,6 +65,9 @@ export interface Recorded {
   authorization?: string;
   body?: string;
 }
+
+/** Where the controls are (never a repository's path: `_hub` is no owner name the hub allows). */
+export const CONTROL = '/_hub/';
 
 export function gitBlobId(content: Buffer): string {
   return createHash('sha1').update(`blob ${content.length}\0`).update(content).digest('hex');
@@ -63,16 +82,59 @@ export class FakeHub {
   faults: Faults = {};
   private server: Server | undefined;
   private cutDone = new Set<string>();
+  private readonly repos = new Map<string, Repo>();
 
-  constructor(
-    readonly repo: string,
-    /** Branches and tags by name, each resolving to a revision; a commit resolves to itself. */
-    readonly refs: Record<string, FakeRevision>,
-  ) {}
+  /** `refs`: branches and tags by name, each resolving to a revision; a commit resolves to itself. */
+  constructor(repo: string, refs: Record<string, FakeRevision>, options: RepoOptions = {}) {
+    this.addRepo(repo, refs, options);
+  }
+
+  /** One more repository on the same hub. */
+  addRepo(repo: string, refs: Record<string, FakeRevision>, options: RepoOptions = {}): void {
+    this.repos.set(repo, options.token === undefined ? { refs } : { refs, token: options.token });
+  }
 
   get url(): string {
     const address = this.server?.address() as AddressInfo;
     return `http://127.0.0.1:${address.port}`;
+  }
+
+  /** Called with each request recorded (the server's log). */
+  log: ((request: Recorded) => void) | undefined;
+
+  /**
+   * The controls a test uses from outside the process (the plane's hub):
+   * GET requests (what was recorded), PUT faults (a Faults object, replacing
+   * the last), POST reset, GET healthz.
+   */
+  private control(req: IncomingMessage, res: ServerResponse, what: string, body: string | undefined): void {
+    const json = (status: number, value: unknown): void => {
+      res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(value));
+    };
+    if (req.method === 'GET' && what === 'healthz') {
+      json(200, { ok: true });
+    } else if (req.method === 'GET' && what === 'requests') {
+      json(200, this.requests);
+    } else if (req.method === 'POST' && what === 'reset') {
+      this.reset();
+      json(200, { ok: true });
+    } else if (req.method === 'PUT' && what === 'faults') {
+      try {
+        this.faults = JSON.parse(body ?? '{}') as Faults;
+        json(200, this.faults);
+      } catch (error) {
+        json(400, { error: `faults: ${String(error)}` });
+      }
+    } else {
+      json(404, { error: `no control ${req.method ?? ''} ${what}` });
+    }
+  }
+
+  /** Forget what was recorded and every fault (a cut done once is done again). */
+  reset(): void {
+    this.requests.length = 0;
+    this.faults = {};
+    this.cutDone.clear();
   }
 
   /** The PATCH bodies sent to the Job, as the annotation values they set, in order. */
@@ -83,11 +145,15 @@ export class FakeHub {
       .map((patch) => JSON.parse(patch.metadata.annotations['modelplane.ai/progress'] ?? '{}') as Record<string, unknown>);
   }
 
-  async start(): Promise<void> {
+  /** Listen on `host` (loopback unless given) and `port` (any free one unless given). */
+  async start(host = '127.0.0.1', port = 0): Promise<void> {
     this.server = createServer((req, res) => {
-      void this.handle(req, res);
+      void this.handle(req, res).catch(() => res.destroy());
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(port, host, resolve);
+    });
   }
 
   async stop(): Promise<void> {
@@ -101,8 +167,25 @@ export class FakeHub {
     });
   }
 
-  private revision(name: string): FakeRevision | undefined {
-    return this.refs[name] ?? Object.values(this.refs).find((r) => r.commit === name);
+  /** The repository a path names (`<prefix><owner>/<name>...`), and the rest of the path after it. */
+  private repoOf(path: string, prefix: string): { name: string; repo: Repo; rest: string } | undefined {
+    if (!path.startsWith(prefix)) return undefined;
+    for (const [name, repo] of this.repos) {
+      const start = `${prefix}${name}`;
+      if (path === start || path.startsWith(`${start}/`)) return { name, repo, rest: path.slice(start.length) };
+    }
+    return undefined;
+  }
+
+  /** A gated repository's answer to a request without its token: true when it has answered (401). */
+  private refused(req: IncomingMessage, res: ServerResponse, name: string, repo: Repo): boolean {
+    if (repo.token === undefined) return false;
+    if (!this.faults.refuseToken && req.headers.authorization === `Bearer ${repo.token}`) return false;
+    const message = `Access to model ${name} is restricted. You must have access to it and be authenticated to access it. Please log in.`;
+    res
+      .writeHead(401, { 'Content-Type': 'application/json', 'X-Error-Code': 'GatedRepo', 'X-Error-Message': message })
+      .end(JSON.stringify({ error: message }));
+    return true;
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -113,37 +196,52 @@ export class FakeHub {
     if (req.headers.range) record.range = req.headers.range;
     if (req.headers.authorization) record.authorization = req.headers.authorization;
     if (chunks.length > 0) record.body = Buffer.concat(chunks).toString('utf8');
+
+    if (url.pathname.startsWith(CONTROL)) {
+      this.control(req, res, url.pathname.slice(CONTROL.length), record.body);
+      return;
+    }
     this.requests.push(record);
+    this.log?.(record);
 
     if (req.method === 'PATCH' && url.pathname.startsWith('/apis/batch/v1/')) {
       res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
       return;
     }
-    const info = `/api/models/${this.repo}/revision/`;
-    // Without a revision, huggingface_hub asks /api/models/<repo>: the default branch.
-    if (req.method === 'GET' && url.pathname === `/api/models/${this.repo}`) url.pathname = `${info}main`;
-    if (req.method === 'GET' && url.pathname.startsWith(info)) {
+    const models = this.repoOf(url.pathname, '/api/models/');
+    if (req.method === 'GET' && models) {
+      if (this.refused(req, res, models.name, models.repo)) return;
       if (this.faults.echoAuth) {
         res.writeHead(404, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify({ error: `Repository not found for ${req.headers.authorization ?? 'anonymous'}` }));
         return;
       }
-      const revision = this.revision(decodeURIComponent(url.pathname.slice(info.length)));
+      // Without a revision, huggingface_hub asks /api/models/<repo>: the default branch.
+      const name = models.rest === '' ? 'main' : models.rest.startsWith('/revision/') ? models.rest.slice('/revision/'.length) : undefined;
+      const revision = name === undefined ? undefined : revisionOf(models.repo, decodeURIComponent(name));
       if (!revision) {
         notFound(res, 'Revision Not Found');
         return;
       }
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(
-        JSON.stringify({ id: this.repo, modelId: this.repo, sha: revision.commit, private: false, siblings: revision.files.map(sibling) }),
+        JSON.stringify({
+          id: models.name,
+          modelId: models.name,
+          sha: revision.commit,
+          private: false,
+          gated: models.repo.token === undefined ? false : 'manual',
+          siblings: revision.files.map(sibling),
+        }),
       );
       return;
     }
-    const resolve = `/${this.repo}/resolve/`;
-    if (url.pathname.startsWith(resolve)) {
-      const rest = url.pathname.slice(resolve.length);
+    const resolve = this.repoOf(url.pathname, '/');
+    if (resolve?.rest.startsWith('/resolve/')) {
+      if (this.refused(req, res, resolve.name, resolve.repo)) return;
+      const rest = resolve.rest.slice('/resolve/'.length);
       const slash = rest.indexOf('/');
-      const revision = this.revision(decodeURIComponent(rest.slice(0, slash)));
+      const revision = revisionOf(resolve.repo, decodeURIComponent(rest.slice(0, slash)));
       const path = decodeURIComponent(rest.slice(slash + 1));
       const file = revision?.files.find((f) => f.path === path && f.listedSize === undefined);
       if (!revision || !file) {
@@ -193,6 +291,10 @@ export class FakeHub {
     }
     res.end(body);
   }
+}
+
+function revisionOf(repo: Repo, name: string): FakeRevision | undefined {
+  return repo.refs[name] ?? Object.values(repo.refs).find((r) => r.commit === name);
 }
 
 async function streamSlowly(res: ServerResponse, body: Buffer, delayMs: number): Promise<void> {

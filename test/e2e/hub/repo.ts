@@ -1,0 +1,83 @@
+// The model repository the plane's hub serves (main.ts) and the node e2e
+// test checks on the nodes' disks (nodes.e2e.ts): small, but each file what
+// a real one is. model.safetensors is a valid safetensors file (an 8-byte
+// header length, the JSON header, the tensors' bytes) of 12 MiB, over the
+// hub's 10 MiB LFS threshold, so the hub lists it with its sha256 and serves
+// it with X-Linked-Etag, as it does a real model's weights.
+
+import { createHash } from 'node:crypto';
+import type { FakeFile, FakeRevision } from '../../support/fake-hub.js';
+
+/** The public repository, and its gated twin (the same files; the token below lets one in). */
+export const HUB_REPO = 'modelplane-e2e/tiny-chat';
+export const HUB_GATED_REPO = 'modelplane-e2e/tiny-chat-gated';
+/** The e2e stories' token (plane.ts E2E_HF_TOKEN): the one the gated repository accepts. */
+export const HUB_TOKEN = 'hf_e2e_not_a_real_token';
+/** Where the plane's hub listens (common.sh HUB_PORT). */
+export const HUB_PORT = 15080;
+
+/** Deterministic bytes that are not all alike (the same every run, so the sha256 is too). */
+function bytes(n: number, seed: number): Buffer {
+  const out = Buffer.alloc(n);
+  let x = seed;
+  for (let i = 0; i < n; i++) {
+    x = (x * 1103515245 + 12345) & 0x7fffffff;
+    out[i] = x >> 16;
+  }
+  return out;
+}
+
+/** A safetensors file holding one F32 tensor of `elements` values. */
+function safetensors(name: string, elements: number): Buffer {
+  const data = bytes(elements * 4, 7);
+  let header = JSON.stringify({
+    __metadata__: { format: 'pt' },
+    [name]: { dtype: 'F32', shape: [elements / 1024, 1024], data_offsets: [0, data.length] },
+  });
+  // The header is padded with spaces to a multiple of 8, as the format's writers do.
+  header = header.padEnd(Math.ceil(header.length / 8) * 8, ' ');
+  const length = Buffer.alloc(8);
+  length.writeBigUInt64LE(BigInt(header.length));
+  return Buffer.concat([length, Buffer.from(header, 'utf8'), data]);
+}
+
+const json = (value: unknown): Buffer => Buffer.from(`${JSON.stringify(value, null, 2)}\n`);
+
+export const HUB_FILES: FakeFile[] = [
+  { path: '.gitattributes', content: Buffer.from('*.safetensors filter=lfs diff=lfs merge=lfs -text\n') },
+  { path: 'README.md', content: Buffer.from('# tiny-chat\n\nA model small enough for the e2e tests of Modelplane.\n') },
+  {
+    path: 'config.json',
+    content: json({
+      architectures: ['LlamaForCausalLM'],
+      model_type: 'llama',
+      hidden_size: 1024,
+      num_hidden_layers: 1,
+      num_attention_heads: 8,
+      vocab_size: 3072,
+      torch_dtype: 'float32',
+    }),
+  },
+  { path: 'generation_config.json', content: json({ bos_token_id: 1, eos_token_id: 2, max_new_tokens: 32 }) },
+  {
+    path: 'tokenizer.json',
+    content: json({
+      version: '1.0',
+      truncation: null,
+      padding: null,
+      added_tokens: [{ id: 0, content: '[UNK]', special: true }],
+      normalizer: null,
+      pre_tokenizer: { type: 'Whitespace' },
+      model: { type: 'WordLevel', vocab: { '[UNK]': 0, '<s>': 1, '</s>': 2, hello: 3, world: 4 }, unk_token: '[UNK]' },
+    }),
+  },
+  { path: 'tokenizer_config.json', content: json({ bos_token: '<s>', eos_token: '</s>', unk_token: '[UNK]', model_max_length: 2048 }) },
+  { path: 'model.safetensors', content: safetensors('embed_tokens.weight', 3 * 1024 * 1024), lfs: true },
+];
+
+/** The commit main resolves to: a git-like id, fixed by the files. */
+export function hubRevision(): FakeRevision {
+  const digest = createHash('sha1');
+  for (const file of HUB_FILES) digest.update(file.path).update('\0').update(file.content);
+  return { commit: digest.digest('hex'), files: HUB_FILES };
+}
