@@ -363,24 +363,31 @@ describe('faults on a real control plane', () => {
     expectInvariants(before, steadyEngine);
   });
 
-  it('survives kill -9 of Crossplane', async () => {
-    const crossplane = await bringDown('crossplane', 'SIGKILL');
-    await sleep(10_000);
-    bringUp(crossplane);
-    await answers('Crossplane', () => httpOk('http://127.0.0.1:17081/readyz')); // common.sh CROSSPLANE_HEALTH_PORT
+  /** Stop a control-plane process with `signal` for `downMs`, start it again, and converge once it is ready. */
+  async function restartAndConverge(
+    name: string,
+    signal: 'SIGKILL' | 'SIGTERM',
+    downMs: number,
+    readyz: string,
+    what: string,
+  ): Promise<void> {
+    const stopped = await bringDown(name, signal);
+    await sleep(downMs);
+    bringUp(stopped);
+    await answers(name, () => httpOk(readyz));
     const back = Date.now();
-    figures.push(`Crossplane killed for 10 s: converged ${await converged(back)} s after it was ready`);
+    figures.push(`${what}: converged ${await converged(back)} s after it was ready`);
     expectInvariants(before, steadyEngine);
+  }
+
+  it('survives kill -9 of Crossplane', async () => {
+    // common.sh CROSSPLANE_HEALTH_PORT
+    await restartAndConverge('crossplane', 'SIGKILL', 10_000, 'http://127.0.0.1:17081/readyz', 'Crossplane killed for 10 s');
   });
 
   it('survives provider-kubernetes restarted', async () => {
-    const provider = await bringDown('provider-kubernetes', 'SIGTERM');
-    await sleep(5_000);
-    bringUp(provider);
-    await answers('provider-kubernetes', () => httpOk('http://127.0.0.1:18081/readyz')); // common.sh PROVIDER_HEALTH_PORT
-    const back = Date.now();
-    figures.push(`provider-kubernetes restarted: converged ${await converged(back)} s after it was ready`);
-    expectInvariants(before, steadyEngine);
+    // common.sh PROVIDER_HEALTH_PORT
+    await restartAndConverge('provider-kubernetes', 'SIGTERM', 5_000, 'http://127.0.0.1:18081/readyz', 'provider-kubernetes restarted');
   });
 
   it('says a workload API server stopped for two minutes is unreachable, keeps what is staged there, and clears once it is back', async () => {

@@ -77,6 +77,17 @@ export function sha256(content: Buffer): string {
   return createHash('sha256').update(content).digest('hex');
 }
 
+/** Deterministic bytes that are not all alike: the same every run (so their sha256 is), and a flipped or shifted copy differs. */
+export function deterministicBytes(n: number, seed: number): Buffer {
+  const out = Buffer.alloc(n);
+  let x = seed;
+  for (let i = 0; i < n; i++) {
+    x = (x * 1103515245 + 12345) & 0x7fffffff;
+    out[i] = x >> 16;
+  }
+  return out;
+}
+
 export class FakeHub {
   readonly requests: Recorded[] = [];
   faults: Faults = {};

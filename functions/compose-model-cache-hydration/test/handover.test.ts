@@ -7,13 +7,12 @@
 import { describe, expect, it } from 'vitest';
 import { ALL_BUT_DELETE, JOB_POLICIES, huggingFaceMount, toJson, type JsonObject } from '#lib';
 import { compositeStatus, condition, desiredResources, inferenceCluster, type TestResource, type TestResponse } from '#testing';
-import { CLUSTER_A, HF, NAMES, REPO, hydration, observe, observeAll, resolved, results, run } from './support.js';
+import { BOUND_CLAIM, CLUSTER_A, HF, NAMES, REPO, hydration, observe, observeAll, resolved, results, run } from './support.js';
 
 const ORPHAN = { 'modelplane.ai/orphan-on-delete': 'true' };
 const COMMIT = 'c'.repeat(40);
 /** A Ready copy's mount pins the commit it staged. */
 const HF_MOUNT = toJson(huggingFaceMount({ claimName: NAMES.pvc, repo: REPO, revision: COMMIT }));
-const bound = { status: { phase: 'Bound' }, ready: true };
 
 function annotated(xr: TestResource, annotations: Record<string, string>): TestResource {
   const body = structuredClone(xr.resource);
@@ -54,32 +53,32 @@ describe('orphan on delete', () => {
 
     // Observed as a cache that composed them before the hand-over: default policies, able to delete.
     const before = await run(resolved({ xr: hydration(HF) }));
-    const observedBefore = observeAll(before, (key) => (key === 'pvc' ? bound : undefined));
+    const observedBefore = observeAll(before, (key) => (key === 'pvc' ? BOUND_CLAIM : undefined));
     const turning = await run(resolved({ xr, observed: observedBefore }));
     expect(compositeStatus(turning)['orphanOnDelete']).toBe(false);
     expect(Object.values(policies(turning)).every((p) => Array.isArray(p) && !(p as string[]).includes('Delete'))).toBe(true);
 
     // Once Crossplane applied that, every observed Object agrees.
-    const observedAfter = observeAll(turning, (key) => (key === 'pvc' ? bound : undefined));
+    const observedAfter = observeAll(turning, (key) => (key === 'pvc' ? BOUND_CLAIM : undefined));
     const done = await run(resolved({ xr, observed: observedAfter }));
     expect(compositeStatus(done)['orphanOnDelete']).toBe(true);
   });
 
   it('says false after the hand-over is called off, until every Object can delete again, and nothing after that', async () => {
     const orphaned = await run(resolved({ xr: annotated(hydration(HF), ORPHAN) }));
-    const observed = observeAll(orphaned, (key) => (key === 'pvc' ? bound : undefined));
+    const observed = observeAll(orphaned, (key) => (key === 'pvc' ? BOUND_CLAIM : undefined));
     const calledOff = await run(resolved({ xr: hydration(HF), observed }));
     expect(compositeStatus(calledOff)['orphanOnDelete']).toBe(false);
     expect(policies(calledOff)['pvc']).toBeUndefined(); // the default again, Delete included
     const restored = await run(
-      resolved({ xr: hydration(HF), observed: observeAll(calledOff, (key) => (key === 'pvc' ? bound : undefined)) }),
+      resolved({ xr: hydration(HF), observed: observeAll(calledOff, (key) => (key === 'pvc' ? BOUND_CLAIM : undefined)) }),
     );
     expect(compositeStatus(restored)).not.toHaveProperty('orphanOnDelete');
   });
 
   it('orphans what a hold keeps as observed too', async () => {
     const before = await run(resolved({ xr: hydration(HF) }));
-    const observed = observeAll(before, (key) => (key === 'pvc' ? bound : undefined));
+    const observed = observeAll(before, (key) => (key === 'pvc' ? BOUND_CLAIM : undefined));
     const held = await run(resolved({ xr: annotated(hydration(HF), ORPHAN), cluster: null, observed }));
     expect(condition(held, 'ArtifactReady')?.reason).toBe('ClusterNotFound');
     expect(Object.values(policies(held)).every((p) => Array.isArray(p) && !(p as string[]).includes('Delete'))).toBe(true);

@@ -10,6 +10,7 @@ import { RunFunctionRequest, RunFunctionResponse } from '#lib/sdk';
 import { compositeStatus, condition, desiredResources, inferenceCluster, manifestOf, type TestResponse } from '#testing';
 import { compose } from '../src/fn.js';
 import {
+  BOUND_CLAIM,
   CLUSTER_A,
   HF,
   HF_AUTH,
@@ -46,11 +47,9 @@ async function firstPass(spec: JsonObject, world: Partial<World> = {}): Promise<
   return desiredResources(await run(resolved({ xr: hydration(spec), ...world })));
 }
 
-const bound = { status: { phase: 'Bound' }, ready: true };
-
 /** The first pass's PVC, Bound, and its Job in `state` (as a later reconcile observes them). */
 function boundWithJob(first: Record<string, JsonObject>, state: 'running' | 'complete' | 'failed'): Record<string, JsonObject> {
-  return { pvc: observe(first['pvc']!, bound), hydrate: observe(first['hydrate']!, jobRemote(state)) };
+  return { pvc: observe(first['pvc']!, BOUND_CLAIM), hydrate: observe(first['hydrate']!, jobRemote(state)) };
 }
 
 describe('upstream cases, ported to the child', () => {
@@ -313,7 +312,7 @@ describe('upstream cases, ported to the child', () => {
   it('hydrated cluster stays Ready after its Job is TTL-cleaned', async () => {
     const first = await firstPass(HF);
     const rsp = await run(
-      resolved({ xr: hydration(HF, { phase: 'Ready', staged: REPO }), observed: { pvc: observe(first['pvc']!, bound) } }),
+      resolved({ xr: hydration(HF, { phase: 'Ready', staged: REPO }), observed: { pvc: observe(first['pvc']!, BOUND_CLAIM) } }),
     );
     expect(Object.keys(desiredResources(rsp))).toEqual(['pvc']);
     expect(compositeStatus(rsp)['phase']).toBe('Ready');
@@ -324,7 +323,7 @@ describe('upstream cases, ported to the child', () => {
 
   it('a claim already there whose token is gone is kept, and the message says staging needs the token', async () => {
     const first = await firstPass(HF);
-    const rsp = await run(resolved({ xr: hydration(HF_AUTH), secret: null, observed: { pvc: observe(first['pvc']!, bound) } }));
+    const rsp = await run(resolved({ xr: hydration(HF_AUTH), secret: null, observed: { pvc: observe(first['pvc']!, BOUND_CLAIM) } }));
     expect(Object.keys(desiredResources(rsp))).toEqual(['pvc']);
     const message = condition(rsp, 'ArtifactReady')?.message ?? '';
     expect(condition(rsp, 'ArtifactReady')?.reason).toBe('AuthSecretMissing');
@@ -392,7 +391,7 @@ describe('upstream cases, ported to the child', () => {
         secret: tokenSecret(),
         observed: {
           auth: observe(first['auth']!, { ready: true }),
-          pvc: observe(first['pvc']!, bound),
+          pvc: observe(first['pvc']!, BOUND_CLAIM),
           hydrate: observe(first['hydrate']!, jobRemote('complete')),
         },
       }),
@@ -410,7 +409,7 @@ describe('upstream cases, ported to the child', () => {
       resolved({
         xr: hydration(HF_AUTH, { phase: 'Ready', staged: `${REPO}@main` }),
         secret: tokenSecret({}),
-        observed: { pvc: observe(first['pvc']!, bound) },
+        observed: { pvc: observe(first['pvc']!, BOUND_CLAIM) },
       }),
     );
     expect(Object.keys(desiredResources(rsp))).toEqual(['pvc']);
@@ -434,7 +433,7 @@ describe('what the split adds', () => {
   it('no storage class: Pending with the spec message, nothing composed, observed Objects kept', async () => {
     const noClass = inferenceCluster('cluster-a', { providerConfig: 'cluster-a-pc' });
     const first = await firstPass(HF);
-    const observedPvc = observe(first['pvc']!, bound);
+    const observedPvc = observe(first['pvc']!, BOUND_CLAIM);
     const rsp = await run(resolved({ xr: hydration(HF), cluster: noClass, observed: { pvc: observedPvc } }));
     expect(compositeStatus(rsp)).toEqual({ phase: 'Pending', message: 'cluster cluster-a reports no ReadWriteMany StorageClass' });
     expect(condition(rsp, 'ArtifactReady')?.reason).toBe('NoStorageClass');
@@ -464,7 +463,7 @@ describe('what the split adds', () => {
 
   it('the Ready latch holds only for what was staged: a new repo or revision stages again', async () => {
     const first = await firstPass(HF);
-    const pvc = observe(first['pvc']!, bound);
+    const pvc = observe(first['pvc']!, BOUND_CLAIM);
     const moved = { source: 'HuggingFace', huggingFace: { ...HF_SOURCE, revision: 'v2' } };
     const rsp = await run(resolved({ xr: hydration(moved, { phase: 'Ready', staged: REPO }), observed: { pvc } }));
     expect(compositeStatus(rsp)['phase']).toBe('Hydrating');
@@ -481,7 +480,7 @@ describe('what the split adds', () => {
       const rsp = await run(
         resolved({
           xr: hydration(moved),
-          observed: { pvc: observe(first['pvc']!, bound), hydrate: observe(first['hydrate']!, jobRemote(state)) },
+          observed: { pvc: observe(first['pvc']!, BOUND_CLAIM), hydrate: observe(first['hydrate']!, jobRemote(state)) },
         }),
       );
       expect(compositeStatus(rsp)).toEqual({
@@ -497,7 +496,10 @@ describe('what the split adds', () => {
     const legacy = structuredClone(first['hydrate']!);
     delete (manifestOf(legacy)['metadata'] as JsonObject)['annotations'];
     const rsp = await run(
-      resolved({ xr: hydration(HF), observed: { pvc: observe(first['pvc']!, bound), hydrate: observe(legacy, jobRemote('complete')) } }),
+      resolved({
+        xr: hydration(HF),
+        observed: { pvc: observe(first['pvc']!, BOUND_CLAIM), hydrate: observe(legacy, jobRemote('complete')) },
+      }),
     );
     expect(compositeStatus(rsp)['phase']).toBe('Hydrating');
     expect(compositeStatus(rsp)['message']).toContain('left from an earlier release');

@@ -12,7 +12,7 @@ import { HYDRATION_MOUNT_PATH } from '#lib';
 import { HUGGINGFACE_HUB_VERSION, SCRIPT_DELIMITER, hubMarker, artifactOf, hydrationCommand } from '../src/huggingface.js';
 import { HYDRATE_SCRIPT } from '../src/hydrate-script.js';
 import type { HuggingFaceSource } from '../src/spec.js';
-import { FakeHub, gitBlobId, sha256, type FakeFile } from '../../../test/support/fake-hub.js';
+import { FakeHub, deterministicBytes as bytes, gitBlobId, sha256, type FakeFile } from '../../../test/support/fake-hub.js';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const VENV_BIN = join(ROOT, '.venv-hf', 'bin');
@@ -21,17 +21,6 @@ const TOKEN = 'hf_fakeTokenValue1234567890';
 const MAIN = 'a'.repeat(40);
 const DEV = 'b'.repeat(40);
 const BIG = 'c'.repeat(40);
-
-/** Deterministic bytes that are not all alike (so a flipped or shifted copy differs). */
-function bytes(n: number, seed: number): Buffer {
-  const out = Buffer.alloc(n);
-  let x = seed;
-  for (let i = 0; i < n; i++) {
-    x = (x * 1103515245 + 12345) & 0x7fffffff;
-    out[i] = x >> 16;
-  }
-  return out;
-}
 
 const CONFIG: FakeFile = { path: 'config.json', content: Buffer.from('{"model_type": "tiny"}\n') };
 const TOKENIZER: FakeFile = { path: 'tokenizer.json', content: Buffer.from('{"version": "1.0"}\n') };

@@ -9,6 +9,7 @@ import { compositeStatus, condition, desiredResources, manifestOf, type TestReso
 import { artifactOf } from '../src/huggingface.js';
 import { bytes, duration, parseReport, percentOf, progressOf } from '../src/progress.js';
 import {
+  BOUND_CLAIM,
   HF as HF_20,
   HF_AUTH as HF_AUTH_20,
   REPO,
@@ -32,7 +33,6 @@ const JOB = 'modelcache-ml-team-qwen-hydrate-256ec';
 const SIZER = 'modelcache-ml-team-qwen-size-0415e';
 const COMMIT = '0123456789abcdef0123456789abcdef01234567';
 const GIB = 1024 ** 3;
-const bound = { status: { phase: 'Bound' }, ready: true };
 
 function report(fields: JsonObject): JsonObject {
   return {
@@ -72,7 +72,7 @@ async function withReport(
     resolved({
       ...world,
       xr: hydration(spec, status),
-      observed: { pvc: observe(first['pvc']!, bound), hydrate: reportedJob(first['hydrate']!, state, progress) },
+      observed: { pvc: observe(first['pvc']!, BOUND_CLAIM), hydrate: reportedJob(first['hydrate']!, state, progress) },
     }),
   );
 }
@@ -148,7 +148,9 @@ describe('verified before Ready, and the commit it resolved to', () => {
   it('keeps all of it latched once the Job is gone (its TTL)', async () => {
     const ready = await withReport(HF, 'complete', verified);
     const first = await firstPass(HF);
-    const later = await run(resolved({ xr: hydration(HF, compositeStatus(ready)), observed: { pvc: observe(first['pvc']!, bound) } }));
+    const later = await run(
+      resolved({ xr: hydration(HF, compositeStatus(ready)), observed: { pvc: observe(first['pvc']!, BOUND_CLAIM) } }),
+    );
     const status = compositeStatus(later);
     expect([status['phase'], status['verified'], status['commit'], status['progress']]).toEqual([
       'Ready',
@@ -203,7 +205,7 @@ describe('file selection', () => {
     // Ready for the whole repo is not Ready for a selection of it: it stages anew.
     const first = await firstPass(HF);
     const rsp = await run(
-      resolved({ xr: hydration(selected, { phase: 'Ready', staged: REPO }), observed: { pvc: observe(first['pvc']!, bound) } }),
+      resolved({ xr: hydration(selected, { phase: 'Ready', staged: REPO }), observed: { pvc: observe(first['pvc']!, BOUND_CLAIM) } }),
     );
     expect(compositeStatus(rsp)['phase']).toBe('Hydrating');
   });
@@ -292,7 +294,7 @@ describe('the token stays in the workload Secret', () => {
           resolved({
             xr: hydration(HF_AUTH),
             ...secret,
-            observed: { pvc: observe(first['pvc']!, bound), hydrate: reportedJob(first['hydrate']!, state, progress) },
+            observed: { pvc: observe(first['pvc']!, BOUND_CLAIM), hydrate: reportedJob(first['hydrate']!, state, progress) },
           }),
         ),
       );
@@ -355,7 +357,7 @@ describe('re-verification of a Ready copy (the modelplane.ai/reverify annotation
   async function readyWorld(): Promise<{ status: JsonObject; pvc: JsonObject; first: Record<string, JsonObject> }> {
     const ready = await withReport(HF, 'complete', verifiedReport);
     const first = await firstPass(HF);
-    return { status: compositeStatus(ready), pvc: observe(first['pvc']!, bound), first };
+    return { status: compositeStatus(ready), pvc: observe(first['pvc']!, BOUND_CLAIM), first };
   }
 
   it('stays Ready while a verify-only Job checks the copy against the commit it was staged at', async () => {
@@ -434,7 +436,7 @@ describe('re-verification of a Ready copy (the modelplane.ai/reverify annotation
 describe('sizing never drops a claim', () => {
   it('keeps an observed claim whose size it can’t read exactly as observed while it sizes', async () => {
     const first = await firstPass(HF);
-    const pvc = observe(first['pvc']!, bound);
+    const pvc = observe(first['pvc']!, BOUND_CLAIM);
     const manifest = (pvc['spec'] as { forProvider: { manifest: { spec: { resources: { requests: JsonObject } } } } }).forProvider.manifest;
     manifest.spec.resources.requests['storage'] = '21474836480';
     const rsp = await run(resolved({ xr: hydration({ source: 'HuggingFace', huggingFace: { repo: REPO } }), observed: { pvc } }));

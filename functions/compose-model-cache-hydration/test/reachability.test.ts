@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { compositeStatus, condition, desiredResources, serveForFile, type TestResponse } from '#testing';
 import type { JsonObject } from '#lib';
 import {
+  BOUND_CLAIM,
   HF,
   HF_AUTH,
   REPO,
@@ -24,12 +25,10 @@ import {
   run,
   tokenSecret,
   withStatusFrom,
-  type Remote,
   type World,
 } from './support.js';
 
 const served = serveForFile('compose-model-cache-hydration');
-const BOUND: Remote = { status: { phase: 'Bound' }, ready: true };
 const T0 = '2026-12-02T05:00:00Z';
 const T1 = '2026-12-02T05:00:07Z';
 const T2 = '2026-12-02T05:01:30Z';
@@ -40,26 +39,26 @@ async function reconcile(world: World): Promise<TestResponse> {
   return run(resolved(world), served.client);
 }
 
-/** The Object as observed while its last reconcile failed with `message` (crossplane-runtime's ReconcileError). */
-function failing(object: JsonObject, message: string, since: string): JsonObject {
+/** The Object with its Synced condition replaced by `synced`, as provider-kubernetes writes it. */
+function withSynced(object: JsonObject, synced: JsonObject): JsonObject {
   const status = structuredClone((object['status'] as JsonObject | undefined) ?? {});
   const conditions = ((status['conditions'] as JsonObject[] | undefined) ?? []).filter((c) => c['type'] !== 'Synced');
-  conditions.push({ type: 'Synced', status: 'False', reason: 'ReconcileError', message, lastTransitionTime: since });
+  conditions.push({ type: 'Synced', ...synced });
   return { ...object, status: { ...status, conditions } };
 }
+
+/** The Object as observed while its last reconcile failed with `message` (crossplane-runtime's ReconcileError). */
+const failing = (object: JsonObject, message: string, since: string): JsonObject =>
+  withSynced(object, { status: 'False', reason: 'ReconcileError', message, lastTransitionTime: since });
+
+/** The Object synced again. */
+const synced = (object: JsonObject, since: string): JsonObject =>
+  withSynced(object, { status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: since });
 
 /** The error an Object's Synced condition reports. */
 function observedError(object: JsonObject): string {
   const conditions = (object['status'] as JsonObject)['conditions'] as JsonObject[];
   return conditions.find((c) => c['type'] === 'Synced')!['message'] as string;
-}
-
-/** The Object synced again. */
-function synced(object: JsonObject, since: string): JsonObject {
-  const status = structuredClone((object['status'] as JsonObject | undefined) ?? {});
-  const conditions = ((status['conditions'] as JsonObject[] | undefined) ?? []).filter((c) => c['type'] !== 'Synced');
-  conditions.push({ type: 'Synced', status: 'True', reason: 'ReconcileSuccess', lastTransitionTime: since });
-  return { ...object, status: { ...status, conditions } };
 }
 
 const phase = (rsp: TestResponse) => compositeStatus(rsp)['phase'];
@@ -69,7 +68,7 @@ const reach = (rsp: TestResponse) => [condition(rsp, 'ClusterReachable')?.status
 /** A Ready HuggingFace cluster: its XR with the status written, and the PVC Object as observed. */
 async function readyCluster(): Promise<{ ready: TestResponse; pvc: JsonObject }> {
   const first = await reconcile({ xr: hydration(HF_AUTH), secret: tokenSecret() });
-  const pvc = observe(desiredResources(first)['pvc']!, BOUND);
+  const pvc = observe(desiredResources(first)['pvc']!, BOUND_CLAIM);
   const job = observe(desiredResources(first)['hydrate']!, jobRemote('complete'));
   const ready = await reconcile({ xr: withStatusFrom(hydration(HF_AUTH), first), secret: tokenSecret(), observed: { pvc, hydrate: job } });
   expect(phase(ready)).toBe('Ready');
@@ -123,7 +122,7 @@ describe('a cluster that cannot be reached says so, and keeps what it had (gRPC)
 
   it('Hydrating: stays Hydrating, says unreachable (not "downloading"), composes all it did; since the earliest of its Objects', async () => {
     const first = await reconcile({ xr: hydration(HF) });
-    const pvc = observe(desiredResources(first)['pvc']!, BOUND);
+    const pvc = observe(desiredResources(first)['pvc']!, BOUND_CLAIM);
     const job = observe(desiredResources(first)['hydrate']!, jobRemote('running'));
     let xr = withStatusFrom(hydration(HF), first);
     const hydrating = await reconcile({ xr, observed: { pvc, hydrate: job } });
@@ -159,7 +158,7 @@ describe('a cluster that cannot be reached says so, and keeps what it had (gRPC)
 
   it('Failed: keeps its failure in its own words (the latch), and says unreachable beside it', async () => {
     const first = await reconcile({ xr: hydration(HF) });
-    const pvc = observe(desiredResources(first)['pvc']!, BOUND);
+    const pvc = observe(desiredResources(first)['pvc']!, BOUND_CLAIM);
     const job = observe(desiredResources(first)['hydrate']!, jobRemote('failed'));
     const xr = withStatusFrom(hydration(HF), first);
     const failed = await reconcile({ xr, observed: { pvc, hydrate: job } });

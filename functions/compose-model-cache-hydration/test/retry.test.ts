@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { manifestOf, compositeStatus, condition, desiredResources, serveForFile, type TestResource, type TestResponse } from '#testing';
 import type { JsonObject } from '#lib';
 import {
+  BOUND_CLAIM,
   CLUSTER_A,
   HF,
   HF_AUTH,
@@ -19,13 +20,11 @@ import {
   run,
   tokenSecret,
   withStatusFrom,
-  type Remote,
   type World,
 } from './support.js';
 
 const served = serveForFile('compose-model-cache-hydration');
 const JOB = 'modelcache-ml-team-qwen-hydrate-256ec';
-const BOUND: Remote = { status: { phase: 'Bound' }, ready: true };
 
 /** One reconcile through gRPC; the XR carries the status the last answer wrote. */
 async function reconcile(world: World): Promise<TestResponse> {
@@ -48,7 +47,7 @@ describe('a failed download stays failed: bounded attempts, then a latch (gRPC)'
   it('three attempts spaced by a TTL that doubles, then Failed through the Job’s removal, with one Warning per failure', async () => {
     let xr = hydration(HF);
     const first = await reconcile({ xr });
-    const pvc = observe(desiredResources(first)['pvc']!, BOUND);
+    const pvc = observe(desiredResources(first)['pvc']!, BOUND_CLAIM);
     xr = withStatusFrom(xr, first);
     let last = first;
 
@@ -118,7 +117,7 @@ describe('a failed download stays failed: bounded attempts, then a latch (gRPC)'
     };
     const xr = annotated(hydration(HF, failedStatus), { 'modelplane.ai/retry': 'fixed-the-proxy' });
     const first = await reconcile({ xr: hydration(HF) });
-    const pvc = observe(desiredResources(first)['pvc']!, BOUND);
+    const pvc = observe(desiredResources(first)['pvc']!, BOUND_CLAIM);
 
     const retried = await reconcile({ xr, observed: { pvc } });
     expect([phase(retried), keys(retried), severities(retried)]).toEqual([
@@ -149,7 +148,7 @@ describe('a failed download stays failed: bounded attempts, then a latch (gRPC)'
 
   it('the ModelCache’s request (copied down) reaches a failed cluster and is only recorded on a Ready one', async () => {
     const first = await reconcile({ xr: hydration(HF) });
-    const pvc = observe(desiredResources(first)['pvc']!, BOUND);
+    const pvc = observe(desiredResources(first)['pvc']!, BOUND_CLAIM);
     const failed = { phase: 'Failed', message: 'failed (attempt 3 of 3)', attempts: 3, attemptsFor: REPO };
     const onFailed = await reconcile({ xr: annotated(hydration(HF, failed), { 'modelplane.ai/cache-retry': '1' }), observed: { pvc } });
     expect([phase(onFailed), severities(onFailed)]).toEqual(['Hydrating', [['SEVERITY_NORMAL', 'RetryRequested']]]);
@@ -206,7 +205,7 @@ describe('a failed download stays failed: bounded attempts, then a latch (gRPC)'
 describe('a hold keeps the last Ready result (gRPC)', () => {
   it('Ready, token since removed; the cluster unreadable for one reconcile: still Ready with its mount, then Staged again', async () => {
     const first = await reconcile({ xr: hydration(HF_AUTH), secret: tokenSecret() });
-    const pvc = observe(desiredResources(first)['pvc']!, BOUND);
+    const pvc = observe(desiredResources(first)['pvc']!, BOUND_CLAIM);
     const ready = await reconcile({
       xr: hydration(HF_AUTH),
       secret: tokenSecret(),

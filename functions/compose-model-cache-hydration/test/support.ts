@@ -87,6 +87,9 @@ export interface Remote {
   ready?: boolean;
 }
 
+/** A claim the volume controller has bound: the Object Ready. */
+export const BOUND_CLAIM: Remote = { status: { phase: 'Bound' }, ready: true };
+
 /**
  * The Object as Crossplane would observe it after applying `desired`: what we
  * asked for, plus the remote object under status.atProvider.manifest (absent

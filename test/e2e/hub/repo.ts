@@ -6,7 +6,7 @@
 // it with X-Linked-Etag, as it does a real model's weights.
 
 import { createHash } from 'node:crypto';
-import type { FakeFile, FakeRevision } from '../../support/fake-hub.js';
+import { deterministicBytes as bytes, type FakeFile, type FakeRevision } from '../../support/fake-hub.js';
 
 /** The public repository, and its gated twin (the same files; the token below lets one in). */
 export const HUB_REPO = 'modelplane-e2e/tiny-chat';
@@ -15,17 +15,6 @@ export const HUB_GATED_REPO = 'modelplane-e2e/tiny-chat-gated';
 export const HUB_TOKEN = 'hf_e2e_not_a_real_token';
 /** Where the plane's hub listens (common.sh HUB_PORT). */
 export const HUB_PORT = 15080;
-
-/** Deterministic bytes that are not all alike (the same every run, so the sha256 is too). */
-function bytes(n: number, seed: number): Buffer {
-  const out = Buffer.alloc(n);
-  let x = seed;
-  for (let i = 0; i < n; i++) {
-    x = (x * 1103515245 + 12345) & 0x7fffffff;
-    out[i] = x >> 16;
-  }
-  return out;
-}
 
 /** A safetensors file holding one F32 tensor of `elements` values. */
 function safetensors(name: string, elements: number): Buffer {
