@@ -11,7 +11,7 @@
 // On a plane without nodes it is skipped (the other e2e files play that plane).
 
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -28,7 +28,8 @@ import {
 import type { JsonObject } from '#lib';
 import { artifactOf, hubMarker } from '../../functions/compose-model-cache-hydration/src/huggingface.js';
 import type { Recorded } from '../support/fake-hub.js';
-import { HUB_FILES, HUB_GATED_REPO, HUB_PORT, HUB_TOKEN, hubRevision } from './hub/repo.js';
+import { PLANE_HAS_NODES as NODES, hub } from './hub/client.js';
+import { HUB_FILES, HUB_GATED_REPO, HUB_TOKEN, hubRevision } from './hub/repo.js';
 import {
   E2E_HF_TOKEN,
   STATE_DIR,
@@ -47,7 +48,6 @@ import {
   type ApiServer,
 } from './plane.js';
 
-const NODES = WORKLOAD_CLUSTERS.every((cluster) => existsSync(join(STATE_DIR, 'nodes', cluster, 'pids')));
 if (!NODES) {
   console.log(
     `nodes.e2e.ts: skipped: the plane in ${STATE_DIR} has no real nodes (start it with MODELPLANE_UP_NODES=1: \`MODELPLANE_UP_NODES=1 make e2e E2E=nodes\`)`,
@@ -58,7 +58,6 @@ const NAMESPACE = 'e2e-nodes';
 const CACHE = 'tiny';
 const TIER = 'modelplane.ai/tier';
 const STAGED = ['cluster-a', 'cluster-b'] as const;
-const HUB = `http://127.0.0.1:${HUB_PORT}`;
 const REMOTE = REMOTE_NAMESPACE;
 const COMMIT = hubRevision().commit;
 const TOTAL_BYTES = HUB_FILES.reduce((sum, file) => sum + file.content.length, 0);
@@ -66,12 +65,6 @@ const SOURCE = { repo: HUB_GATED_REPO, revision: 'main', authSecret: { name: 'hf
 const remote = cacheNames(NAMESPACE, CACHE);
 /** A pod's start, a download and the Job controller, on two shared cores: minutes, not seconds. */
 const WAIT = { timeoutMs: 300_000 };
-
-async function hub(path: string, init?: RequestInit): Promise<unknown> {
-  const response = await fetch(`${HUB}/_hub/${path}`, init);
-  if (!response.ok) throw new Error(`hub ${path}: ${response.status}`);
-  return response.json();
-}
 
 const hydrationOf = (cluster: string): JsonObject | undefined =>
   getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, cluster), NAMESPACE);

@@ -28,6 +28,8 @@ PROVIDER_METRICS_PORT=8080
 PROVIDER_HEALTH_PORT=18081
 # Not 9443 to 9445: those are `make run`'s, and 9443 is the provider's webhook.
 FUNCTION_PORTS=(19443 19444 19445)
+# make e2e-upgrade: the new release's servers, started beside the old ones.
+UPGRADED_FUNCTION_PORTS=(19453 19454 19455)
 REGISTRY_PORT=15000
 # A real node per workload cluster (MODELPLANE_UP_NODES=1, node.sh): each in
 # a network namespace of its own, where the host is NODE_PLANE_ADDRESS (the
@@ -54,7 +56,7 @@ node_apiserver_flags() { # CERTS
 }
 ALL_PORTS=("$ETCD_PORT" "$ETCD_PEER_PORT" "$CONTROL_PLANE_PORT" "${WORKLOAD_PORTS[@]}" "$CROSSPLANE_WEBHOOK_PORT"
 	"$CROSSPLANE_METRICS_PORT" "$CROSSPLANE_HEALTH_PORT" "$PROVIDER_WEBHOOK_PORT" "$PROVIDER_METRICS_PORT"
-	"$PROVIDER_HEALTH_PORT" "${FUNCTION_PORTS[@]}" "$REGISTRY_PORT")
+	"$PROVIDER_HEALTH_PORT" "${FUNCTION_PORTS[@]}" "${UPGRADED_FUNCTION_PORTS[@]}" "$REGISTRY_PORT")
 [[ "$NODES" != 1 ]] || ALL_PORTS+=("$HUB_PORT")
 # The clocks: how often Crossplane and provider-kubernetes look again, and
 # Crossplane's per-XR circuit breaker. MODELPLANE_UP_CLOCKS picks a set.

@@ -1,7 +1,8 @@
 // The plane's stand-in for huggingface.co (`make up` with nodes starts it):
 // the test hub (test/support/fake-hub.ts) on every address, so the workload
 // clusters' pods reach it at the plane's address, serving a small but real
-// model repository twice, once public and once gated behind the e2e token.
+// model repository twice, once public and once gated behind the e2e token,
+// and one whose listing is too large for a 1 GiB claim.
 // The hydration Jobs reach it through the hfEndpoint setting (up.sh puts it
 // in the packaged Composition's HydrationSettings).
 //
@@ -12,7 +13,7 @@
 
 import { parseArgs } from 'node:util';
 import { FakeHub, type FakeRevision } from '../../support/fake-hub.js';
-import { HUB_REPO, HUB_GATED_REPO, HUB_TOKEN, hubRevision } from './repo.js';
+import { HUB_REPO, HUB_GATED_REPO, HUB_LARGE_REPO, HUB_TOKEN, hubLargeRevision, hubRevision } from './repo.js';
 
 const { values } = parseArgs({ options: { address: { type: 'string', default: '127.0.0.1:15080' } } });
 const address = values.address;
@@ -23,6 +24,7 @@ const port = Number(address.slice(colon + 1));
 const main: FakeRevision = hubRevision();
 const hub = new FakeHub(HUB_REPO, { main });
 hub.addRepo(HUB_GATED_REPO, { main }, { token: HUB_TOKEN });
+hub.addRepo(HUB_LARGE_REPO, { main: hubLargeRevision() });
 // One line a request, without the token (only whether one came, and whether it was the right one).
 hub.log = (request) => {
   const auth =

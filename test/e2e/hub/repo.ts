@@ -11,6 +11,8 @@ import { deterministicBytes as bytes, type FakeFile, type FakeRevision } from '.
 /** The public repository, and its gated twin (the same files; the token below lets one in). */
 export const HUB_REPO = 'modelplane-e2e/tiny-chat';
 export const HUB_GATED_REPO = 'modelplane-e2e/tiny-chat-gated';
+/** A repository whose listing is larger than a 1 GiB claim (one shard listed at 3 GiB, never served). */
+export const HUB_LARGE_REPO = 'modelplane-e2e/too-large';
 /** The e2e stories' token (plane.ts E2E_HF_TOKEN): the one the gated repository accepts. */
 export const HUB_TOKEN = 'hf_e2e_not_a_real_token';
 /** Where the plane's hub listens (common.sh HUB_PORT). */
@@ -64,9 +66,17 @@ export const HUB_FILES: FakeFile[] = [
   { path: 'model.safetensors', content: safetensors('embed_tokens.weight', 3 * 1024 * 1024), lfs: true },
 ];
 
+const LARGE_FILES: FakeFile[] = [
+  ...HUB_FILES,
+  { path: 'model-00002-of-00002.safetensors', content: Buffer.alloc(0), lfs: true, listedSize: 3 * 1024 ** 3 },
+];
+
 /** The commit main resolves to: a git-like id, fixed by the files. */
-export function hubRevision(): FakeRevision {
+function revisionOf(files: FakeFile[]): FakeRevision {
   const digest = createHash('sha1');
-  for (const file of HUB_FILES) digest.update(file.path).update('\0').update(file.content);
-  return { commit: digest.digest('hex'), files: HUB_FILES };
+  for (const file of files) digest.update(file.path).update('\0').update(file.content);
+  return { commit: digest.digest('hex'), files };
 }
+
+export const hubRevision = (): FakeRevision => revisionOf(HUB_FILES);
+export const hubLargeRevision = (): FakeRevision => revisionOf(LARGE_FILES);

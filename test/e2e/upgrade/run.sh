@@ -20,10 +20,15 @@ old="$repo/_output/upgrade/release"
 step() { printf '[upgrade] %s\n' "$*" >&2; }
 
 step "the release before shards ($from) into $old"
-git cat-file -e "$from^{commit}" 2>/dev/null || {
-	echo "commit $from is not in this clone (a shallow clone? fetch its history first)" >&2
-	exit 1
-}
+if ! git cat-file -e "$from^{commit}" 2>/dev/null; then
+	# A shallow clone (as CI checkouts often are): the release's commit from the remote.
+	step "commit $from is not in this clone: fetching it"
+	git fetch --quiet --unshallow 2>/dev/null || git fetch --quiet origin "$from" 2>/dev/null || true
+	git cat-file -e "$from^{commit}" 2>/dev/null || {
+		echo "commit $from is not in this clone and could not be fetched (a shallow clone? fetch its history first)" >&2
+		exit 1
+	}
+fi
 rm -rf "$old" && mkdir -p "$old"
 git archive "$from" | tar -x -C "$old"
 (cd "$old" && npm ci --no-audit --no-fund --loglevel=error >/dev/null && node scripts/build.mjs >/dev/null)
@@ -34,8 +39,15 @@ status=0
 phase() { UPGRADE_PHASE="$1" npx vitest run --config vitest.e2e.config.ts test/e2e/upgrade/upgrade.e2e.ts || status=$?; }
 phase before
 if ((status == 0)); then
-	step "upgrading: this checkout's packages and function servers"
+	step "upgrading: this checkout's packages and function servers (what a user reads sampled meanwhile)"
+	state_dir="${MODELPLANE_UP_DIR:-$repo/_output/up}"
+	rm -f "$state_dir/upgrade-swapped"
+	UPGRADE_PHASE=during npx vitest run --config vitest.e2e.config.ts test/e2e/upgrade/upgrade.e2e.ts >"$state_dir/logs/upgrade-during.log" 2>&1 &
+	watcher=$!
+	sleep 5 # its first samples before anything changes
 	bash test/e2e/upgrade/swap.sh || status=$?
+	touch "$state_dir/upgrade-swapped"
+	wait "$watcher" || status=$?
 fi
 ((status == 0)) && phase after
 if ((status == 0)); then
