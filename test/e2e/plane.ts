@@ -10,6 +10,14 @@ import { requireTool } from '../support/tools.js';
 
 export const STATE_DIR = process.env['MODELPLANE_UP_DIR'] ?? join(REPO_ROOT, '_output', 'up');
 export const WORKLOAD_CLUSTERS = ['cluster-a', 'cluster-b', 'cluster-c'] as const;
+/**
+ * The serving stand-in for vLLM (images/engine/): loads the model offline as
+ * vLLM does, reads every file, serves /health, /v1/models and /files on 8000.
+ * Named like HYDRATION_IMAGE, under a registry the nodes' containerd mirrors
+ * to the plane's; `up.sh` pushes it there with MODELPLANE_UP_NODES=1.
+ * images/engine/build.sh reads this line.
+ */
+export const ENGINE_STANDIN_IMAGE = 'xpkg.upbound.io/modelplane/engine-standin:v0.1.0';
 export type ApiServer = 'control-plane' | (typeof WORKLOAD_CLUSTERS)[number];
 
 export interface Run {

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The serving stand-in for vLLM (ENGINE_STANDIN_IMAGE in test/e2e/plane.ts,
+# images/engine/README.md): the hydration image's base (Debian bookworm's
+# Python and the pinned huggingface_hub, images/hydration/build.sh) with
+# engine_standin.py at /opt/modelplane/engine_standin.py as its entrypoint, so a
+# ModelReplica's engine `args` (`--model=$(MODELPLANE_MODEL)`, ...) are appended
+# as they would be to vLLM's OpenAI server image. No Docker: crane writes it.
+#
+#   images/engine/build.sh REGISTRY   build and push to REGISTRY (host:port) as
+#                                     REGISTRY/<the image's name>, e.g.
+#                                     127.0.0.1:15000/xpkg.upbound.io/modelplane/engine-standin:v0.1.0
+#
+# The base is the tools cache's hydration-base (`make tools`, or
+# images/hydration/build.sh --base as root); this script builds it the same way
+# when it is missing.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+registry="${1:?usage: images/engine/build.sh REGISTRY (host:port)}"
+eval "$(bash "$repo/tools/build.sh" env | grep -E '^(TOOLS_CACHE|CRANE)=' | sed 's/^/export /')"
+image="$(sed -n "s/^export const ENGINE_STANDIN_IMAGE = '\(.*\)';/\1/p" "$repo/test/e2e/plane.ts")"
+hub="$(sed -n "s/^export const HUGGINGFACE_HUB_VERSION = '\(.*\)';/\1/p" "$repo/functions/compose-model-cache-hydration/src/huggingface.ts")"
+script="$repo/images/engine/engine_standin.py"
+suite=bookworm # the hydration base's suite (images/hydration/build.sh)
+say() { printf '[engine stand-in image] %s\n' "$*" >&2; }
+[[ -n "$image" && -n "$hub" ]] || { say "can't read ENGINE_STANDIN_IMAGE (test/e2e/plane.ts) or HUGGINGFACE_HUB_VERSION"; exit 1; }
+base="$TOOLS_CACHE/hydration-base-$suite-huggingface_hub-$hub"
+arch="$(go env GOARCH 2>/dev/null || echo amd64)"
+# The same base as the hydration image: one Python, one huggingface_hub, built once.
+[[ -f "$base/.built" ]] || SAY_AS="engine stand-in image" bash "$repo/images/hydration/build.sh" --base
+
+t0=$SECONDS
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+base_ref="$registry/modelplane.local/hydration-base:$hub"
+target="$registry/$image"
+mkdir -p "$work/layer/opt/modelplane"
+cp "$script" "$work/layer/opt/modelplane/engine_standin.py"
+tar -C "$work/layer" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$work/script.tar" .
+{
+	"$CRANE" push "$base/base-image.tar" "$base_ref"
+	"$CRANE" append -b "$base_ref" -f "$work/script.tar" -t "$target"
+	# An entrypoint, not a command: the pod's args are appended to it, as with vLLM's image.
+	"$CRANE" mutate "$target" --set-platform "linux/$arch" \
+		-e PATH=/usr/local/bin:/usr/bin:/bin -e PYTHONUNBUFFERED=1 -e PYTHONDONTWRITEBYTECODE=1 \
+		--entrypoint python3,/opt/modelplane/engine_standin.py \
+		--exposed-ports 8000/tcp \
+		-l "org.opencontainers.image.title=modelplane-engine-standin" \
+		-l "org.opencontainers.image.description=a stand-in for vLLM: loads the model offline, reads every file, serves /health, /v1/models, /files" \
+		-l "ai.modelplane.huggingface-hub=$hub" \
+		-t "$target"
+} >"$work/push.log" 2>&1 || { say "pushing to $registry failed:"; tail -n 10 "$work/push.log" >&2; exit 1; }
+say "$image pushed as $target ($("$CRANE" digest "$target")) in $((SECONDS - t0)) s"
