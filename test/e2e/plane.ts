@@ -91,20 +91,20 @@ export function kubelet(cluster: (typeof WORKLOAD_CLUSTERS)[number], ...args: st
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Wait until `probe` returns something other than undefined (or false), and
+ * Wait until `probe` returns (or resolves to) something other than undefined (or false), and
  * return it. On timeout, fail with what was waited for and the last thing the
  * probe saw, so a failure reads as a sentence.
  */
 export async function eventually<T>(
   what: string,
-  probe: () => T | undefined | false,
+  probe: () => T | undefined | false | PromiseLike<T | undefined | false>,
   options: { timeoutMs?: number; describe?: () => string } = {},
 ): Promise<T> {
   const deadline = Date.now() + (options.timeoutMs ?? 120_000);
   let lastError: unknown;
   for (;;) {
     try {
-      const value = probe();
+      const value = await probe();
       if (value !== undefined && value !== false) return value;
       lastError = undefined;
     } catch (error) {

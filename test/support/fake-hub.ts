@@ -46,6 +46,8 @@ export interface Faults {
   echoAuth?: boolean;
   /** Refuse every token, the right one too, as the hub does a revoked one (401, X-Error-Code GatedRepo). */
   refuseToken?: boolean;
+  /** Only this repository's files are corrupted, cut or slowed (unset: every repository's). */
+  repo?: string;
 }
 
 export interface RepoOptions {
@@ -259,14 +261,15 @@ export class FakeHub {
         notFound(res, 'Entry not found');
         return;
       }
-      this.serveFile(req, res, revision.commit, file);
+      const faulty = this.faults.repo === undefined || this.faults.repo === resolve.name;
+      this.serveFile(req, res, revision.commit, file, faulty ? this.faults : {});
       return;
     }
     notFound(res, 'not found');
   }
 
-  private serveFile(req: IncomingMessage, res: ServerResponse, commit: string, file: FakeFile): void {
-    const content = this.faults.corrupt === file.path ? Buffer.from(file.content.map((b) => b ^ 0xff)) : file.content;
+  private serveFile(req: IncomingMessage, res: ServerResponse, commit: string, file: FakeFile, faults: Faults): void {
+    const content = faults.corrupt === file.path ? Buffer.from(file.content.map((b) => b ^ 0xff)) : file.content;
     const headers: Record<string, string> = {
       'X-Repo-Commit': commit,
       'Accept-Ranges': 'bytes',
@@ -289,13 +292,13 @@ export class FakeHub {
     }
     if (range) headers['Content-Range'] = `bytes ${start}-${content.length - 1}/${content.length}`;
     res.writeHead(range ? 206 : 200, headers);
-    const cut = this.faults.cut;
+    const cut = faults.cut;
     if (cut?.path === file.path && !this.cutDone.has(file.path) && !range) {
       this.cutDone.add(file.path);
       res.write(body.subarray(0, cut.after), () => res.socket?.destroy());
       return;
     }
-    const slow = this.faults.slow;
+    const slow = faults.slow;
     if (slow?.path === file.path) {
       void streamSlowly(res, body, slow.delayMs);
       return;

@@ -13,7 +13,16 @@
 
 import { parseArgs } from 'node:util';
 import { FakeHub, type FakeRevision } from '../../support/fake-hub.js';
-import { HUB_REPO, HUB_GATED_REPO, HUB_LARGE_REPO, HUB_TOKEN, hubLargeRevision, hubRevision } from './repo.js';
+import {
+  HUB_GATED_REPO,
+  HUB_LARGE_REPO,
+  HUB_REPO,
+  HUB_RESTART_REPO,
+  HUB_RESUME_REPO,
+  HUB_TOKEN,
+  hubLargeRevision,
+  hubRevision,
+} from './repo.js';
 
 const { values } = parseArgs({ options: { address: { type: 'string', default: '127.0.0.1:15080' } } });
 const address = values.address;
@@ -25,6 +34,7 @@ const main: FakeRevision = hubRevision();
 const hub = new FakeHub(HUB_REPO, { main });
 hub.addRepo(HUB_GATED_REPO, { main }, { token: HUB_TOKEN });
 hub.addRepo(HUB_LARGE_REPO, { main: hubLargeRevision() });
+for (const repo of [HUB_RESUME_REPO, HUB_RESTART_REPO]) hub.addRepo(repo, { main });
 // One line a request, without the token (only whether one came, and whether it was the right one).
 hub.log = (request) => {
   const auth =

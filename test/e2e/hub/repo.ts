@@ -11,6 +11,9 @@ import { deterministicBytes as bytes, type FakeFile, type FakeRevision } from '.
 /** The public repository, and its gated twin (the same files; the token below lets one in). */
 export const HUB_REPO = 'modelplane-e2e/tiny-chat';
 export const HUB_GATED_REPO = 'modelplane-e2e/tiny-chat-gated';
+/** The same files again under names of their own, so a test's faults and request counts are its own. */
+export const HUB_RESUME_REPO = 'modelplane-e2e/tiny-chat-resume';
+export const HUB_RESTART_REPO = 'modelplane-e2e/tiny-chat-restart';
 /** A repository whose listing is larger than a 1 GiB claim (one shard listed at 3 GiB, never served). */
 export const HUB_LARGE_REPO = 'modelplane-e2e/too-large';
 /** The e2e stories' token (plane.ts E2E_HF_TOKEN): the one the gated repository accepts. */
