@@ -3,7 +3,7 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', 'node_modules/**', '.test-results/**', '.bench/**'] },
+  { ignores: ['**/dist/**', 'node_modules/**', '.test-results/**', '.bench/**', '_output/**'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {
