@@ -28,25 +28,9 @@ arch="$(go env GOARCH 2>/dev/null || echo amd64)"
 # The same base as the hydration image: one Python, one huggingface_hub, built once.
 [[ -f "$base/.built" ]] || SAY_AS="engine stand-in image" bash "$repo/images/hydration/build.sh" --base
 
-t0=$SECONDS
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-base_ref="$registry/modelplane.local/hydration-base:$hub"
-target="$registry/$image"
-mkdir -p "$work/layer/opt/modelplane"
-cp "$script" "$work/layer/opt/modelplane/engine_standin.py"
-tar -C "$work/layer" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$work/script.tar" .
-{
-	"$CRANE" push "$base/base-image.tar" "$base_ref"
-	"$CRANE" append -b "$base_ref" -f "$work/script.tar" -t "$target"
-	# An entrypoint, not a command: the pod's args are appended to it, as with vLLM's image.
-	"$CRANE" mutate "$target" --set-platform "linux/$arch" \
-		-e PATH=/usr/local/bin:/usr/bin:/bin -e PYTHONUNBUFFERED=1 -e PYTHONDONTWRITEBYTECODE=1 \
-		--entrypoint python3,/opt/modelplane/engine_standin.py \
-		--exposed-ports 8000/tcp \
-		-l "org.opencontainers.image.title=modelplane-engine-standin" \
-		-l "org.opencontainers.image.description=a stand-in for vLLM: loads the model offline, reads every file, serves /health, /v1/models, /files" \
-		-l "ai.modelplane.huggingface-hub=$hub" \
-		-t "$target"
-} >"$work/push.log" 2>&1 || { say "pushing to $registry failed:"; tail -n 10 "$work/push.log" >&2; exit 1; }
-say "$image pushed as $target ($("$CRANE" digest "$target")) in $((SECONDS - t0)) s"
+# shellcheck source=../script-image.sh
+source "$repo/images/script-image.sh"
+# An entrypoint, not a command: the pod's args are appended to it, as with vLLM's image.
+push_script_image "$script" engine_standin.py --entrypoint python3,/opt/modelplane/engine_standin.py --exposed-ports 8000/tcp \
+	-l "org.opencontainers.image.title=modelplane-engine-standin" \
+	-l "org.opencontainers.image.description=a stand-in for vLLM: loads the model offline, reads every file, serves /health, /v1/models, /files"

@@ -68,21 +68,6 @@ else
 	build_base
 fi
 [[ "$registry" != --base ]] || exit 0
-t0=$SECONDS
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-base_ref="$registry/modelplane.local/hydration-base:$hub"
-target="$registry/$image"
-mkdir -p "$work/layer/opt/modelplane"
-cp "$script" "$work/layer/opt/modelplane/hydrate.py"
-tar -C "$work/layer" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$work/script.tar" .
-{
-	"$CRANE" push "$base/base-image.tar" "$base_ref"
-	"$CRANE" append -b "$base_ref" -f "$work/script.tar" -t "$target"
-	"$CRANE" mutate "$target" --set-platform "linux/$arch" \
-		-e PATH=/usr/local/bin:/usr/bin:/bin -e PYTHONUNBUFFERED=1 -e PYTHONDONTWRITEBYTECODE=1 \
-		--cmd python3,/opt/modelplane/hydrate.py \
-		-l "org.opencontainers.image.title=modelplane-hydration" -l "ai.modelplane.huggingface-hub=$hub" \
-		-t "$target"
-} >"$work/push.log" 2>&1 || { say "pushing to $registry failed:"; tail -n 10 "$work/push.log" >&2; exit 1; }
-say "$image pushed as $target ($("$CRANE" digest "$target")) in $((SECONDS - t0)) s"
+# shellcheck source=../script-image.sh
+source "$repo/images/script-image.sh"
+push_script_image "$script" hydrate.py --cmd python3,/opt/modelplane/hydrate.py -l "org.opencontainers.image.title=modelplane-hydration"
