@@ -14,14 +14,13 @@
 // On a plane without nodes it is skipped.
 
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName } from '#lib';
 import type { JsonObject } from '#lib';
-import type { Recorded } from '../support/fake-hub.js';
-import { PLANE_HAS_NODES, hub, setFaults } from './hub/client.js';
+import { sha256, type Recorded } from '../support/fake-hub.js';
+import { PLANE_HAS_NODES, hub, removeStory, repoFolder, setFaults, snapshotDir, volumeOnNode } from './hub/client.js';
 import {
   HUB_FILES,
   HUB_GATED_REPO,
@@ -70,22 +69,16 @@ const CORRUPT: Case = { cache: 'corrupt', cluster: 'cluster-b', huggingFace: { r
 const TOO_SMALL: Case = { cache: 'too-small', cluster: 'cluster-c', huggingFace: { repo: HUB_LARGE_REPO, sizeGiB: 1 } };
 const RESUMED: Case = { cache: 'resumed', cluster: 'cluster-a', huggingFace: { repo: HUB_RESUME_REPO, sizeGiB: 1 } };
 const RESTARTED: Case = { cache: 'restarted', cluster: 'cluster-c', huggingFace: { repo: HUB_RESTART_REPO, sizeGiB: 1 } };
-/** common.sh's WORKLOAD_PORTS, in WORKLOAD_CLUSTERS' order; node.sh's INDEX is the same order. */
-const WORKLOAD_PORTS = [16444, 16445, 16446];
-
 /** `node.sh restart`: the daemon stops as systemctl restart stops it, its supervisor starts it again; done when the node is Ready. */
 function restartOnNode(cluster: (typeof WORKLOAD_CLUSTERS)[number], daemon: 'kubelet' | 'containerd'): void {
+  // node.sh's INDEX is the cluster's place in WORKLOAD_CLUSTERS; its API server's port is in the plane's kubeconfig for it.
   const index = WORKLOAD_CLUSTERS.indexOf(cluster);
+  const port = /server: https:\/\/127\.0\.0\.1:(\d+)/.exec(readFileSync(join(STATE_DIR, 'kubeconfigs', cluster), 'utf8'))?.[1];
+  if (port === undefined) throw new Error(`no API server port in ${join(STATE_DIR, 'kubeconfigs', cluster)}`);
   const run = spawnSync('bash', ['test/e2e/control-plane/node.sh', 'restart', cluster, String(index), daemon], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
-    env: {
-      ...process.env,
-      MODELPLANE_UP_DIR: STATE_DIR,
-      NODE_API_PORT: String(WORKLOAD_PORTS[index]),
-      NODE_CERTS: join(STATE_DIR, 'certs'),
-      NODE_REGISTRY_PORT: '15000',
-    },
+    env: { ...process.env, MODELPLANE_UP_DIR: STATE_DIR, NODE_API_PORT: port },
   });
   if (run.status !== 0) throw new Error(`node.sh restart ${cluster} ${daemon}: ${run.stderr}`);
 }
@@ -136,14 +129,7 @@ const reportOf = (job: JsonObject | undefined): JsonObject =>
 describe.skipIf(!PLANE_HAS_NODES)('real pods on real nodes: the failure paths', () => {
   afterAll(async () => {
     await setFaults({});
-    kubectl('control-plane', ['delete', 'modelcaches', '--all', '-n', NAMESPACE, '--wait=false']);
-    await eventually(
-      'every XR gone',
-      () => ['modelcaches', 'modelcachehydrations'].every((kind) => list('control-plane', kind, NAMESPACE).length === 0),
-      { timeoutMs: 180_000 },
-    );
-    kubectl('control-plane', ['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=true', '--timeout=120s']);
-    kubectl('control-plane', ['delete', 'inferenceclusters', ...WORKLOAD_CLUSTERS, '--ignore-not-found']);
+    await removeStory(NAMESPACE);
   });
 
   it('fails a refused token, a corrupted file and a claim too small, each with the pod’s own words', async () => {
@@ -185,6 +171,9 @@ describe.skipIf(!PLANE_HAS_NODES)('real pods on real nodes: the failure paths', 
     expect(requests.filter((r) => r.url.startsWith(`/${HUB_LARGE_REPO}/resolve/`))).toEqual([]);
     // The bad copy is not left where an engine would read it: the marker was never written.
     expect(getIn(hydrationOf(CORRUPT), 'status', 'verified')).not.toBe(true);
+    const staged = readdirSync(volumeOnNode(CORRUPT.cluster, cacheNames(NAMESPACE, CORRUPT.cache).pvc).dir);
+    expect(staged).toContain(repoFolder(HUB_REPO));
+    expect(staged.filter((name) => name.startsWith('.modelplane-hub-hydrated-'))).toEqual([]);
     // Gone before the next cases, so no second attempt of theirs downloads beside them.
     kubectl('control-plane', ['delete', 'modelcache', REFUSED.cache, CORRUPT.cache, TOO_SMALL.cache, '-n', NAMESPACE, '--wait=false']);
     await eventually('the failed caches gone', () => list('control-plane', 'modelcachehydrations', NAMESPACE).length === 0, {
@@ -215,11 +204,8 @@ describe.skipIf(!PLANE_HAS_NODES)('real pods on real nodes: the failure paths', 
     expect(weights.length).toBeGreaterThanOrEqual(2);
     expect(weights.map((r) => r.range ?? 'whole')).toContain(`bytes=${10 * 1024 * 1024}-`);
     // What landed on the node's disk is the hub's file, byte for byte.
-    const pvc = getObject(RESUMED.cluster, 'pvc', cacheNames(NAMESPACE, RESUMED.cache).pvc, REMOTE_NAMESPACE);
-    const pv = getObject(RESUMED.cluster, 'pv', getString(pvc, 'spec', 'volumeName') ?? '');
-    const dir = getString(pv, 'spec', 'hostPath', 'path') ?? getString(pv, 'spec', 'local', 'path') ?? '';
-    const file = join(dir, `models--${HUB_RESUME_REPO.replace('/', '--')}`, 'snapshots', COMMIT, WEIGHTS);
-    const sha256 = (content: Buffer): string => createHash('sha256').update(content).digest('hex');
+    const { dir } = volumeOnNode(RESUMED.cluster, cacheNames(NAMESPACE, RESUMED.cache).pvc);
+    const file = join(snapshotDir(dir, HUB_RESUME_REPO, COMMIT), WEIGHTS);
     expect(sha256(readFileSync(file))).toBe(sha256(HUB_FILES.find((f) => f.path === WEIGHTS)!.content));
   });
 

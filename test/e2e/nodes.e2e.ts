@@ -10,7 +10,6 @@
 //
 // On a plane without nodes it is skipped (the other e2e files play that plane).
 
-import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -27,8 +26,8 @@ import {
 } from '#lib';
 import type { JsonObject } from '#lib';
 import { artifactOf, hubMarker } from '../../functions/compose-model-cache-hydration/src/huggingface.js';
-import type { Recorded } from '../support/fake-hub.js';
-import { PLANE_HAS_NODES as NODES, hub } from './hub/client.js';
+import { sha256, type Recorded } from '../support/fake-hub.js';
+import { PLANE_HAS_NODES as NODES, hub, removeStory, snapshotDir, volumeOnNode } from './hub/client.js';
 import { HUB_FILES, HUB_GATED_REPO, HUB_TOKEN, hubRevision } from './hub/repo.js';
 import {
   E2E_HF_TOKEN,
@@ -85,22 +84,11 @@ function managersOf(object: JsonObject | undefined, ...path: string[]): JsonObje
     .filter((entry) => getIn(entry, 'fieldsV1', ...path.map((p) => `f:${p}`)) !== undefined);
 }
 
-const sha256 = (content: Buffer): string => createHash('sha256').update(content).digest('hex');
-
 describe.skipIf(!NODES)('real pods on real nodes: a gated HuggingFace cache staged by its own Jobs', () => {
   /** What each cluster's Job and pod showed when its Job completed (the TTL removes them three minutes later). */
   const seen: Record<string, { job: JsonObject; pods: JsonObject[] }> = {};
 
-  afterAll(async () => {
-    kubectl('control-plane', ['delete', 'modelcaches', '--all', '-n', NAMESPACE, '--wait=false']);
-    await eventually(
-      'every XR gone',
-      () => ['modelcaches', 'modelcachehydrations'].every((kind) => list('control-plane', kind, NAMESPACE).length === 0),
-      { timeoutMs: 180_000 },
-    );
-    kubectl('control-plane', ['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=true', '--timeout=120s']);
-    kubectl('control-plane', ['delete', 'inferenceclusters', ...WORKLOAD_CLUSTERS, '--ignore-not-found']);
-  });
+  afterAll(() => removeStory(NAMESPACE));
 
   it('has a Ready node on every workload cluster, and the default ReadWriteMany class', () => {
     for (const cluster of WORKLOAD_CLUSTERS) {
@@ -227,13 +215,11 @@ describe.skipIf(!NODES)('real pods on real nodes: a gated HuggingFace cache stag
   it("wrote every file and the marker on the claim, in the hub layout, on the node's disk", () => {
     const marker = hubMarker(artifactOf(SOURCE)).slice(HYDRATION_MOUNT_PATH.length + 1);
     for (const cluster of STAGED) {
-      const pvc = getObject(cluster, 'pvc', remote.pvc, REMOTE);
+      const { pvc, pv, dir } = volumeOnNode(cluster, remote.pvc);
       expect(getIn(pvc, 'status', 'phase')).toBe('Bound');
-      const pv = getObject(cluster, 'pv', getString(pvc, 'spec', 'volumeName') ?? '');
       expect(getString(pv, 'metadata', 'annotations', 'pv.kubernetes.io/provisioned-by')).toBe('rancher.io/local-path');
-      const dir = getString(pv, 'spec', 'hostPath', 'path') ?? getString(pv, 'spec', 'local', 'path') ?? '';
       expect(dir.startsWith(join(STATE_DIR, 'nodes', cluster, 'volumes'))).toBe(true);
-      const snapshot = join(dir, `models--${HUB_GATED_REPO.replace('/', '--')}`, 'snapshots', COMMIT);
+      const snapshot = snapshotDir(dir, HUB_GATED_REPO, COMMIT);
       expect(readdirSync(snapshot).sort()).toEqual(HUB_FILES.map((f) => f.path).sort());
       for (const file of HUB_FILES) {
         expect(sha256(readFileSync(join(snapshot, file.path))), `${cluster}: ${file.path}`).toBe(sha256(file.content));

@@ -175,6 +175,15 @@ describe('the hydration script, under Python with huggingface_hub, against a fak
     expect(lastReport()).toMatchObject({ state: 'Verified', commit: DEV });
   });
 
+  it('leaves a repository alone when the hub’s fault is scoped to another (the e2e hub’s per-case faults)', async () => {
+    await startHub();
+    hub.faults = { repo: 'someone/else', corrupt: WEIGHTS.path };
+    const run = await hydrate({ repo: REPO });
+    expect(run.code).toBe(0);
+    expect(staged(MAIN, WEIGHTS.path).equals(WEIGHTS.content)).toBe(true);
+    hub.faults = {};
+  });
+
   it('fails a corrupted file naming it, writes no marker, and downloads it again on the next try', async () => {
     await startHub();
     hub.faults.corrupt = WEIGHTS.path;

@@ -1,10 +1,12 @@
-// What the node e2e tests share: whether this plane has real nodes, and the
-// plane hub's controls (test/e2e/hub/main.ts) as the tests call them.
+// What the node e2e tests share: whether this plane has real nodes, the plane
+// hub's controls (test/e2e/hub/main.ts) as the tests call them, where a claim's
+// files are on its node's disk, and the end of a story.
 
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { REMOTE_NAMESPACE, getString, type JsonObject } from '#lib';
 import type { Faults } from '../../support/fake-hub.js';
-import { STATE_DIR, WORKLOAD_CLUSTERS } from '../plane.js';
+import { STATE_DIR, WORKLOAD_CLUSTERS, eventually, getObject, kubectl, list, type ApiServer } from '../plane.js';
 import { HUB_PORT } from './repo.js';
 
 /** `make up` with MODELPLANE_UP_NODES=1 leaves each node's pids in its state directory. */
@@ -21,3 +23,29 @@ export async function hub(path: 'requests' | 'reset' | 'faults', init?: RequestI
 
 /** Replace the hub's faults (an empty object: none). */
 export const setFaults = (faults: Faults): Promise<unknown> => hub('faults', { method: 'PUT', body: JSON.stringify(faults) });
+
+/** A claim on a workload cluster, its PersistentVolume, and the volume's directory on the host (local-path volumes are directories). */
+export function volumeOnNode(cluster: ApiServer, claim: string): { pvc?: JsonObject; pv?: JsonObject; dir: string } {
+  const pvc = getObject(cluster, 'pvc', claim, REMOTE_NAMESPACE);
+  const pv = getObject(cluster, 'pv', getString(pvc, 'spec', 'volumeName') ?? '');
+  const dir = getString(pv, 'spec', 'hostPath', 'path') ?? getString(pv, 'spec', 'local', 'path') ?? '';
+  return { ...(pvc ? { pvc } : {}), ...(pv ? { pv } : {}), dir };
+}
+
+/** The hub layout's folder for a model repository (huggingface_hub's repo_folder_name). */
+export const repoFolder = (repo: string): string => `models--${repo.replace('/', '--')}`;
+
+/** Where the hub layout keeps a repository's snapshot of a commit, under a cache directory. */
+export const snapshotDir = (cache: string, repo: string, commit: string): string => join(cache, repoFolder(repo), 'snapshots', commit);
+
+/** The end of a node story: its ModelCaches and their hydrations gone, then its namespace and the InferenceClusters. */
+export async function removeStory(namespace: string): Promise<void> {
+  kubectl('control-plane', ['delete', 'modelcaches', '--all', '-n', namespace, '--wait=false']);
+  await eventually(
+    'every XR gone',
+    () => ['modelcaches', 'modelcachehydrations'].every((kind) => list('control-plane', kind, namespace).length === 0),
+    { timeoutMs: 180_000 },
+  );
+  kubectl('control-plane', ['delete', 'namespace', namespace, '--ignore-not-found', '--wait=true', '--timeout=120s']);
+  kubectl('control-plane', ['delete', 'inferenceclusters', ...WORKLOAD_CLUSTERS, '--ignore-not-found']);
+}

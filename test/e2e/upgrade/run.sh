@@ -17,6 +17,7 @@ cd "$repo"
 # The last release before the shard level (docs/migration.md).
 from="${UPGRADE_FROM:-d290b86d1a8de5c85e184d467117bbeb22d3d0d8}"
 old="$repo/_output/upgrade/release"
+state_dir="${MODELPLANE_UP_DIR:-$repo/_output/up}" # the plane's (common.sh's $state)
 step() { printf '[upgrade] %s\n' "$*" >&2; }
 
 step "the release before shards ($from) into $old"
@@ -40,7 +41,7 @@ phase() { UPGRADE_PHASE="$1" npx vitest run --config vitest.e2e.config.ts test/e
 phase before
 if ((status == 0)); then
 	step "upgrading: this checkout's packages and function servers (what a user reads sampled meanwhile)"
-	state_dir="${MODELPLANE_UP_DIR:-$repo/_output/up}"
+	# upgrade-swapped: the during phase samples until it appears (STOP in upgrade.e2e.ts).
 	rm -f "$state_dir/upgrade-swapped"
 	UPGRADE_PHASE=during npx vitest run --config vitest.e2e.config.ts test/e2e/upgrade/upgrade.e2e.ts >"$state_dir/logs/upgrade-during.log" 2>&1 &
 	watcher=$!
@@ -54,6 +55,6 @@ if ((status == 0)); then
 	bash test/e2e/control-plane/down.sh
 else
 	bash test/e2e/control-plane/down.sh --keep-state
-	echo "make e2e-upgrade failed; the control plane's logs are in ${MODELPLANE_UP_DIR:-$repo/_output/up}/logs" >&2
+	echo "make e2e-upgrade failed; the control plane's logs are in $state_dir/logs" >&2
 fi
 exit "$status"
