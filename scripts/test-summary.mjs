@@ -1,5 +1,8 @@
-// Print the run's closing line in the plain form CI reads: "Tests: N passed, N failed, N skipped".
+// Print the run's closing line in the plain form CI reads: "Tests: N passed, N failed, N skipped",
+// and before it each failed test by file and name with the first lines of its failure: CI keeps only
+// the tail of a run's output, so a failure must be readable there.
 import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 
 const file = process.argv[2] ?? '.test-results/vitest.json';
 let report;
@@ -8,6 +11,17 @@ try {
 } catch (error) {
   console.error(`no test report at ${file}: ${error.message}`);
   process.exit(1);
+}
+for (const suite of report.testResults ?? []) {
+  for (const test of suite.assertionResults ?? []) {
+    if (test.status !== 'failed') continue;
+    const where = relative(process.cwd(), suite.name);
+    const why = (test.failureMessages ?? []).join('\n').split('\n').slice(0, 6).join('\n    ');
+    console.log(`FAILED ${where} > ${test.fullName ?? test.title} (${Math.round((test.duration ?? 0) / 1000)} s)\n    ${why}`);
+  }
+  if (suite.status === 'failed' && (suite.assertionResults ?? []).every((t) => t.status !== 'failed')) {
+    console.log(`FAILED ${relative(process.cwd(), suite.name)}: ${(suite.message ?? '').split('\n')[0]}`);
+  }
 }
 const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
 console.log(`Tests: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${skipped} skipped`);

@@ -46,6 +46,7 @@ kubernetes_node_dir="$cache/kubernetes-node-$KUBERNETES_VERSION"
 containerd_dir="$cache/containerd-$CONTAINERD_VERSION"
 cni_plugins_dir="$cache/cni-plugins-$CNI_PLUGINS_VERSION"
 local_path_provisioner_dir="$cache/local-path-provisioner-$LOCAL_PATH_PROVISIONER_VERSION"
+dra_example_driver_dir="$cache/dra-example-driver-$DRA_EXAMPLE_DRIVER_VERSION"
 etcd_dir="$cache/etcd-$ETCD_VERSION"
 node_dir="$cache/node-$NODE_VERSION"
 
@@ -121,6 +122,7 @@ expected_seconds() {
 	containerd) echo 110 ;;
 	cni-plugins) echo 60 ;;
 	local-path-provisioner) echo 60 ;;
+	dra-example-driver) echo 240 ;;
 	*) echo 60 ;;
 	esac
 }
@@ -327,6 +329,12 @@ build_local_path_provisioner() {
 		"github.com/rancher/local-path-provisioner=bin/local-path-provisioner"
 }
 
+# The DRA driver's kubelet plugin, run per node as a host process (node.sh).
+build_dra_example_driver() {
+	go_module_build "$1" "sigs.k8s.io/dra-example-driver@$DRA_EXAMPLE_DRIVER_VERSION" "-s -w" \
+		"sigs.k8s.io/dra-example-driver/cmd/dra-example-kubeletplugin=bin/dra-example-kubeletplugin"
+}
+
 # What the node takes from Debian (NODE_DEBIAN_PACKAGES): installed with apt
 # when missing and we are root; otherwise named, for `make up` to refuse.
 node_debian_packages() {
@@ -401,6 +409,7 @@ KUBE_PROXY=$kubernetes_node_dir/bin/kube-proxy
 CONTAINERD_BIN=$containerd_dir/bin
 CNI_PLUGINS_BIN=$cni_plugins_dir/bin
 LOCAL_PATH_PROVISIONER=$local_path_provisioner_dir/bin/local-path-provisioner
+DRA_EXAMPLE_KUBELETPLUGIN=$dra_example_driver_dir/bin/dra-example-kubeletplugin
 ETCD=$etcd_dir/bin/etcd
 CRANE=$crane_dir/bin/crane
 WORKLOAD_CRDS=$workload_crds_dir
@@ -420,7 +429,7 @@ env) print_env ;;
 test) build_for_test ;;
 node-packages) node_debian_packages ;;
 hydration-base) hydration_base ;;
-node | crossplane | provider-kubernetes | kubernetes | etcd | crane | kubernetes-node | containerd | cni-plugins | local-path-provisioner)
+node | crossplane | provider-kubernetes | kubernetes | etcd | crane | kubernetes-node | containerd | cni-plugins | local-path-provisioner | dra-example-driver)
 	fn="build_${1//-/_}" dir_var="${1//-/_}_dir"
 	[[ "$1" == provider-kubernetes ]] && dir_var=provider_dir
 	build "$1" "${!dir_var}" "$fn"
@@ -433,7 +442,7 @@ all)
 	node_tools=()
 	if [[ "${MODELPLANE_UP_NODES:-0}" == 1 ]]; then
 		node_tools=(kubernetes-node="$kubernetes_node_dir" containerd="$containerd_dir" cni-plugins="$cni_plugins_dir"
-			local-path-provisioner="$local_path_provisioner_dir")
+			local-path-provisioner="$local_path_provisioner_dir" dra-example-driver="$dra_example_driver_dir")
 	fi
 	plan node="$node_dir" crossplane="$crossplane_dir" validate-cache="$validate_cache_dir" \
 		provider-kubernetes-crds="$provider_crds_dir" provider-kubernetes="$provider_dir" workload-crds="$workload_crds_dir" \
@@ -449,13 +458,14 @@ all)
 		build containerd "$containerd_dir" build_containerd
 		build cni-plugins "$cni_plugins_dir" build_cni_plugins
 		build local-path-provisioner "$local_path_provisioner_dir" build_local_path_provisioner
+		build dra-example-driver "$dra_example_driver_dir" build_dra_example_driver
 		node_debian_packages
 		hydration_base
 	fi
 	log "all tools ready in $((SECONDS - total)) s"
 	;;
 *)
-	echo "usage: tools/build.sh [all|test|env|node|crossplane|provider-kubernetes|kubernetes|etcd|crane|kubernetes-node|containerd|cni-plugins|local-path-provisioner|node-packages|hydration-base]" >&2
+	echo "usage: tools/build.sh [all|test|env|node|crossplane|provider-kubernetes|kubernetes|etcd|crane|kubernetes-node|containerd|cni-plugins|local-path-provisioner|dra-example-driver|node-packages|hydration-base]" >&2
 	exit 2
 	;;
 esac

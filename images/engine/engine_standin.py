@@ -16,7 +16,7 @@ ignored, so a vLLM command line runs unchanged.
 
 Served once every file was read: GET /health (200), GET /v1/models (vLLM's
 shape), GET /files (what was read: the snapshot path, each file's path, size
-and sha256). A model that can't be loaded exits 1 with the reason on stderr,
+and sha256; and the devices the pod's DRA claim gave it). A model that can't be loaded exits 1 with the reason on stderr,
 as a real engine does offline with nothing staged.
 """
 
@@ -171,6 +171,9 @@ def main(argv):
         "snapshot": loaded["snapshot"],
         "hfHubCache": os.environ.get("HF_HUB_CACHE"),
         "hfHubOffline": os.environ.get("HF_HUB_OFFLINE"),
+        # The devices the pod's DRA claim gave it, as the driver's CDI spec put them in the env
+        # (dra-example-driver: GPU_DEVICE_<n>=gpu-<i>), where a GPU engine would read its own.
+        "devices": sorted(v for k, v in os.environ.items() if re.fullmatch(r"GPU_DEVICE_[0-9]+", k)),
         "totalBytes": total,
         "files": files,
     }

@@ -10,11 +10,14 @@ bash test/e2e/control-plane/down.sh >/dev/null
 bash test/e2e/control-plane/up.sh
 status=0
 npx vitest run --config vitest.e2e.config.ts "$@" || status=$? # "$@": only these files (make e2e E2E=...)
-node scripts/test-summary.mjs .test-results/e2e.json || true
 if ((status == 0)); then
 	bash test/e2e/control-plane/down.sh
 else
 	bash test/e2e/control-plane/down.sh --keep-state
+fi
+# Last, so the tail of the run's output (all CI keeps) names what failed.
+node scripts/test-summary.mjs .test-results/e2e.json || true
+if ((status != 0)); then
 	echo "make e2e failed; the control plane's logs are in ${MODELPLANE_UP_DIR:-$repo/_output/up}/logs" >&2
 fi
 exit "$status"

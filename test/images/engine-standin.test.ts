@@ -36,6 +36,7 @@ interface Loaded {
   modelFrom: string;
   revision: string | null;
   hfHubOffline: string | null;
+  devices: string[];
   totalBytes: number;
   files: { path: string; size: number; sha256: string }[];
 }
@@ -172,6 +173,7 @@ describe('the serving stand-in for vLLM, under Python with huggingface_hub', () 
       modelFrom: '--model',
       revision: 'main',
       hfHubOffline: '1',
+      devices: [],
     });
     expect(report.files).toEqual(expected(files));
     expect(report.totalBytes).toBe(files.reduce((n, f) => n + f.content.length, 0));
@@ -188,6 +190,13 @@ describe('the serving stand-in for vLLM, under Python with huggingface_hub', () 
     const report = await loaded(engine);
     expect(report).toMatchObject({ snapshot, modelFrom: 'MODELPLANE_MODEL', revision: DEV });
     expect(report.files).toEqual(expected([CONFIG, DEV_WEIGHTS]));
+  });
+
+  it("reports the devices its DRA claim gave it, as dra-example-driver's CDI spec sets them in the env", async () => {
+    stage(MAIN, [CONFIG], 'main');
+    const env = { ...hubEnv('main'), GPU_DEVICE_1: 'gpu-5', GPU_DEVICE_0: 'gpu-2', GPU_DEVICE_0_RESOURCE_CLAIM: 'a-claim-uid' };
+    const report = await loaded(await start(VLLM_ARGS, env));
+    expect(report.devices).toEqual(['gpu-2', 'gpu-5']);
   });
 
   it('exits 1 with the reason on stderr when nothing is staged, as an engine does offline', async () => {

@@ -12,7 +12,11 @@
 #   4. an image volume: the busybox image mounted read-only in a pod;
 #   5. the Modelplane hydration image (images/hydration/), pushed under the
 #      name the compositions use, runs: its huggingface_hub is the pinned one,
-#      and hydrate.py is where the Job runs it.
+#      and hydrate.py is where the Job runs it;
+#   6. a pod asking for one device of the DeviceClass gpu.example.com through
+#      a ResourceClaimTemplate: the scheduler allocates it from the ResourceSlice
+#      dra-example-driver publishes, the driver prepares it (CDI), and the pod
+#      sees it in its env.
 #
 #   node-check.sh [run]    all of the above, then stop everything (KEEP=1: leave it up)
 #   node-check.sh down     stop what a KEEP=1 run left
@@ -269,6 +273,35 @@ YAML
 	wait_for "pod hydration-image Succeeded" 120 phase_is hydration-image Succeeded
 	say "$NAME 5. pod hydration-image ($image) Succeeded in $((SECONDS - t0)) s: huggingface_hub $(k logs hydration-image | head -n 1)"
 	[[ "$(k logs hydration-image | tr '\n' ' ')" == "$hub script " ]]
+
+	# 6. A DRA claim: one fake GPU from the node's driver, seen by the pod.
+	t0=$SECONDS
+	k apply -f - >/dev/null <<'YAML'
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu}
+spec:
+  spec:
+    devices:
+      requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com, count: 1}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: gpu}
+spec:
+  restartPolicy: Never
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+  containers:
+  - name: c
+    image: busybox:1.35.0
+    command: [sh, -c, 'echo "GPU_DEVICE_0=$GPU_DEVICE_0"; test -n "$GPU_DEVICE_0"']
+    resources: {claims: [{name: gpu}]}
+YAML
+	wait_for "pod gpu Succeeded" 120 phase_is gpu Succeeded
+	local claim
+	claim="$(k get pod gpu -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')"
+	say "$NAME 6. pod gpu Succeeded in $((SECONDS - t0)) s: $(k logs gpu); its claim $claim: $(k get resourceclaim "$claim" -o jsonpath='{.status.allocation.devices.results[0].driver}/{.status.allocation.devices.results[0].pool}/{.status.allocation.devices.results[0].device}')"
+	[[ "$(k logs gpu)" == "GPU_DEVICE_0=gpu-"* ]]
 }
 
 case "${1:-run}" in

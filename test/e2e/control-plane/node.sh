@@ -5,7 +5,9 @@
 #
 #   host:              kube-scheduler, kube-controller-manager (its default
 #                      controllers: Job, volume binding, service accounts, the
-#                      root CA publisher, TTL, GC, ...), local-path-provisioner
+#                      root CA publisher, TTL, GC, resource claims, ...),
+#                      local-path-provisioner, dra-example-driver's kubelet
+#                      plugin (eight fake GPUs, DeviceClass gpu.example.com)
 #   network namespace  containerd (runc), the kubelet, kube-proxy (iptables),
 #   mp-NAME:           the CNI bridge mpbr0 and its pods
 #
@@ -166,10 +168,12 @@ node_certs() {
 	mkdir -p "$c"
 	# The identities a real cluster gives its node components: each one is
 	# bound by the API server's bootstrap RBAC (or its Node authorizer).
-	for who in admin kubelet kube-proxy kube-scheduler kube-controller-manager; do
+	for who in admin kubelet kube-proxy kube-scheduler kube-controller-manager dra-driver; do
 		case "$who" in
 		admin) subject="/O=system:masters/CN=modelplane-node-admin" ;;
 		kubelet) subject="/O=system:nodes/CN=system:node:$node" ;;
+		# The DRA driver's own user, bound below to what upstream's chart grants it.
+		dra-driver) subject="/CN=modelplane:dra-driver:$node" ;;
 		*) subject="/CN=system:$who" ;;
 		esac
 		openssl_quiet req -newkey rsa:2048 -nodes -subj "$subject" -keyout "$c/$who.key" -out "$c/$who.csr"
@@ -182,6 +186,7 @@ node_certs() {
 	node_kubeconfig "$dir/kube-controller-manager.kubeconfig" "$api_host" kube-controller-manager
 	node_kubeconfig "$dir/kubelet.kubeconfig" "$api_node" kubelet
 	node_kubeconfig "$dir/kube-proxy.kubeconfig" "$api_node" kube-proxy
+	node_kubeconfig "$dir/dra-driver.kubeconfig" "$api_host" dra-driver
 }
 
 # The node's network: its namespace, a veth pair to the host, a route from
@@ -239,7 +244,9 @@ state = '$c/state'
   restrict_oom_score_adj = true
   # Sandboxes' network namespaces under state/, where down finds them.
   netns_mounts_under_state_dir = true
-  enable_cdi = false
+  # The DRA driver's devices reach a container as CDI edits (its env, here).
+  enable_cdi = true
+  cdi_spec_dirs = ['$dir/cdi']
   [plugins.'io.containerd.cri.v1.runtime'.containerd]
     default_runtime_name = 'runc'
     [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
@@ -426,6 +433,46 @@ YAML
 		--configmap-name local-path-config --helper-image "$BUSYBOX_IMAGE"
 }
 
+# kubernetes-sigs' dra-example-driver, as a process on the host: its kubelet
+# plugin registers with this node's kubelet (under the kubelet's root dir),
+# publishes eight fake GPUs in a ResourceSlice and, for a pod's claim, writes
+# the CDI spec containerd applies (GPU_DEVICE_<n> in the container's env).
+# What upstream's Helm chart deploys around it: its ClusterRole, bound to
+# this node's driver user, and the DeviceClass gpu.example.com.
+node_dra() {
+	mkdir -p "$dir/cdi"
+	k apply -f - >/dev/null <<YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: modelplane-dra-example-driver}
+rules:
+- {apiGroups: [resource.k8s.io], resources: [resourceclaims], verbs: [get, list, watch]}
+- {apiGroups: [resource.k8s.io], resources: [resourceclaims/status], verbs: [update]}
+- {apiGroups: [""], resources: [nodes], verbs: [get]}
+- {apiGroups: [resource.k8s.io], resources: [resourceslices], verbs: [get, list, watch, create, update, patch, delete]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: modelplane-dra-example-driver}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: modelplane-dra-example-driver}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "modelplane:dra-driver:$node"}]
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors: [{cel: {expression: "device.driver == 'gpu.example.com'"}}]
+YAML
+	nstart dra-driver env NODE_NAME="$node" KUBECONFIG="$dir/dra-driver.kubeconfig" CDI_ROOT="$dir/cdi" NUM_DEVICES=8 \
+		KUBELET_REGISTRAR_DIRECTORY_PATH="$dir/kubelet/plugins_registry" KUBELET_PLUGINS_DIRECTORY_PATH="$dir/kubelet/plugins" \
+		"$DRA_EXAMPLE_KUBELETPLUGIN"
+	nwait "the DRA driver's devices" 60 dra_devices
+}
+
+dra_devices() {
+	[[ -n "$(k get resourceslices --field-selector "spec.nodeName=$node" -o jsonpath='{.items[*].spec.devices[*].name}')" ]]
+}
+
 containerd_up() { "${ctr[@]}" version; }
 kubelet_up() { nsenter "--net=/run/netns/$netns" -- curl -fsS http://127.0.0.1:10248/healthz; }
 
@@ -436,7 +483,7 @@ node_ready() {
 up() {
 	local t0=$SECONDS tool
 	for tool in "$KUBELET" "$KUBE_SCHEDULER" "$KUBE_PROXY" "$KUBE_CONTROLLER_MANAGER" "$CONTAINERD_BIN/containerd" \
-		"$CNI_PLUGINS_BIN/bridge" "$LOCAL_PATH_PROVISIONER"; do
+		"$CNI_PLUGINS_BIN/bridge" "$LOCAL_PATH_PROVISIONER" "$DRA_EXAMPLE_KUBELETPLUGIN"; do
 		[[ -x "$tool" ]] || { node_say "$tool is missing: run \`make tools\`"; return 1; }
 	done
 	for tool in runc iptables nsenter; do
@@ -454,8 +501,9 @@ up() {
 	node_proxy
 	nwait "node $node Ready" 120 node_ready
 	node_provisioner
+	node_dra
 	nwait "the default ServiceAccount" 60 k get serviceaccount default
-	node_say "node $node Ready ($node_ip, pods $pod_cidr) in $((SECONDS - t0)) s; containerd $("${ctr[@]}" version 2>/dev/null | awk '/Server/{s=1} s && /Version/{print $2; exit}')"
+	node_say "node $node Ready ($node_ip, pods $pod_cidr, $(k get resourceslices --field-selector "spec.nodeName=$node" -o jsonpath='{.items[*].spec.devices[*].name}' | wc -w) devices of gpu.example.com) in $((SECONDS - t0)) s; containerd $("${ctr[@]}" version 2>/dev/null | awk '/Server/{s=1} s && /Version/{print $2; exit}')"
 }
 
 # Stop the kubelet first (it would restart what we stop), then every
