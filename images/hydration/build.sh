@@ -30,42 +30,26 @@ say() { printf '[%s] %s\n' "${SAY_AS:-hydration image}" "$*" >&2; }
 arch="$(go env GOARCH 2>/dev/null || echo amd64)"
 case "$arch" in amd64) wheel_arch=x86_64 ;; arm64) wheel_arch=aarch64 ;; *) say "no wheels for $arch"; exit 1 ;; esac
 
-build_base() {
-	local tmp="$base.partial" rootfs t0=$SECONDS
-	# crane writes the base's image tarball: without it, minutes of debootstrap would be lost at the end.
-	[[ -x "$CRANE" ]] || { say "crane is missing ($CRANE): \`make tools\` builds it (before this base)"; return 1; }
-	command -v debootstrap >/dev/null || { say "debootstrap is missing: apt-get install debootstrap (as root)"; return 1; }
-	((EUID == 0)) || { say "debootstrap needs root"; return 1; }
-	rm -rf "$tmp" && mkdir -p "$tmp"
-	rootfs="$tmp/rootfs"
-	say "hydration-base: debootstrap $suite (minbase, python3, ca-certificates) into $rootfs (log: $tmp/build.log)"
-	debootstrap --variant=minbase --include=python3,ca-certificates "$suite" "$rootfs" http://deb.debian.org/debian >"$tmp/build.log" 2>&1 ||
-		{ tail -n 20 "$tmp/build.log" >&2; return 1; }
+# shellcheck source=../debian-base.sh
+source "$repo/images/debian-base.sh"
+
+# What the hydration base adds to Debian's Python: huggingface_hub and its dependencies.
+with_hub() {
+	local rootfs="$1" log="$2"
 	say "hydration-base: huggingface_hub==$hub and its dependencies, wheels for CPython $python on $wheel_arch"
 	python3 -m pip install --quiet --disable-pip-version-check --no-cache-dir --no-compile --only-binary=:all: \
 		--implementation cp --python-version "$python" --abi "cp${python/./}" \
 		--platform "manylinux_2_28_$wheel_arch" --platform "manylinux2014_$wheel_arch" --platform "manylinux_2_17_$wheel_arch" \
-		--target "$rootfs/usr/local/lib/python$python/dist-packages" "huggingface_hub==$hub" >>"$tmp/build.log" 2>&1 ||
-		{ tail -n 20 "$tmp/build.log" >&2; return 1; }
+		--target "$rootfs/usr/local/lib/python$python/dist-packages" "huggingface_hub==$hub" >>"$log" 2>&1 || return 1
 	# The wheels' console scripts name this machine's Python; the image runs python3 -m.
 	rm -rf "$rootfs/usr/local/lib/python$python/dist-packages/bin"
-	rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/log/* \
-		"$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/*
 	mkdir -p "$rootfs/opt/modelplane"
-	tar -C "$rootfs" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$tmp/base.tar" .
-	# An image tarball: its layer compressed once here, pushed as it is later.
-	"$CRANE" append --oci-empty-base -f "$tmp/base.tar" -t "modelplane.local/hydration-base:$hub" -o "$tmp/base-image.tar" >>"$tmp/build.log" 2>&1
-	rm -rf "$rootfs" "$tmp/base.tar"
-	echo "$((SECONDS - t0))" >"$tmp/.seconds"
-	touch "$tmp/.built"
-	rm -rf "$base" && mv "$tmp" "$base"
-	say "hydration-base: built in $((SECONDS - t0)) s ($(du -h "$base/base-image.tar" | cut -f1) compressed) into $base"
 }
 
 if [[ -f "$base/.built" ]]; then
 	[[ "$registry" != --base ]] || say "hydration-base: cached in $base"
 else
-	build_base
+	debootstrap_image "$base" "$suite" python3,ca-certificates "modelplane.local/hydration-base:$hub" with_hub
 fi
 [[ "$registry" != --base ]] || exit 0
 # shellcheck source=../script-image.sh
