@@ -47,6 +47,9 @@ containerd_dir="$cache/containerd-$CONTAINERD_VERSION"
 cni_plugins_dir="$cache/cni-plugins-$CNI_PLUGINS_VERSION"
 local_path_provisioner_dir="$cache/local-path-provisioner-$LOCAL_PATH_PROVISIONER_VERSION"
 dra_example_driver_dir="$cache/dra-example-driver-$DRA_EXAMPLE_DRIVER_VERSION"
+# The hub's version is in the directory's name: the wheels it serves are that version's.
+hub_version="$(sed -n "s/^export const HUGGINGFACE_HUB_VERSION = '\(.*\)';/\1/p" "$here/../functions/compose-model-cache-hydration/src/huggingface.ts")"
+pypiserver_dir="$cache/pypiserver-$PYPISERVER_VERSION-huggingface_hub-$hub_version"
 etcd_dir="$cache/etcd-$ETCD_VERSION"
 node_dir="$cache/node-$NODE_VERSION"
 
@@ -123,6 +126,7 @@ expected_seconds() {
 	cni-plugins) echo 60 ;;
 	local-path-provisioner) echo 60 ;;
 	dra-example-driver) echo 240 ;;
+	pypiserver) echo 15 ;;
 	*) echo 60 ;;
 	esac
 }
@@ -335,6 +339,34 @@ build_dra_example_driver() {
 		"sigs.k8s.io/dra-example-driver/cmd/dra-example-kubeletplugin=bin/dra-example-kubeletplugin"
 }
 
+# The plane's package index (MODELPLANE_UP_NODES=1; up.sh starts it, pypiserver.sh):
+# pypiserver in a venv of its own, and the directory it serves: the pinned
+# huggingface_hub and every dependency, as wheels for what the stock Python
+# image (python:3.11-slim) runs, CPython 3.11 on manylinux. The platforms are
+# the hydration base's (images/hydration/build.sh), which bookworm's glibc
+# (2.36) takes; wheels only, so pip in the pod builds nothing.
+build_pypiserver() {
+	local out="$1" wheel_arch
+	case "$(uname -m)" in
+	x86_64) wheel_arch=x86_64 ;;
+	aarch64 | arm64) wheel_arch=aarch64 ;;
+	*) echo "no manylinux wheels for $(uname -m)" >&2 && return 1 ;;
+	esac
+	[[ -n "$hub_version" ]] || { echo "can't read HUGGINGFACE_HUB_VERSION from the hydration function" >&2 && return 1; }
+	python3 -m venv "$out/venv"
+	"$out/venv/bin/pip" install --quiet --disable-pip-version-check "pypiserver==$PYPISERVER_VERSION"
+	# The venv's own scripts name the directory it was built in (the .partial one build() then moves):
+	# the entry point runs the module with the venv's python, found from where it is.
+	printf '#!/bin/sh\nexec "$(dirname "$0")/../venv/bin/python3" -m pypiserver "$@"\n' >"$out/bin/pypi-server"
+	chmod +x "$out/bin/pypi-server"
+	[[ "$("$out/bin/pypi-server" --version)" == "$PYPISERVER_VERSION" ]]
+	"$out/venv/bin/pip" download --quiet --disable-pip-version-check --no-cache-dir --only-binary=:all: \
+		--implementation cp --python-version 3.11 --abi cp311 \
+		--platform "manylinux_2_28_$wheel_arch" --platform "manylinux2014_$wheel_arch" --platform "manylinux_2_17_$wheel_arch" \
+		-d "$out/packages" "huggingface_hub==$hub_version"
+	[[ -f "$out/packages/huggingface_hub-$hub_version-py3-none-any.whl" ]]
+}
+
 # What the node takes from Debian (NODE_DEBIAN_PACKAGES): installed with apt
 # when missing and we are root; otherwise named, for `make up` to refuse.
 node_debian_packages() {
@@ -385,6 +417,15 @@ hydration_base() {
 	SAY_AS=tools bash "$here/../images/hydration/build.sh" --base
 }
 
+# The stand-in for the stock Python image (images/python/), the pip path's: the same, as root only.
+python_standin() {
+	if ((EUID != 0)) || ! command -v debootstrap >/dev/null; then
+		log "python-standin: needs root and debootstrap; not built (MODELPLANE_UP_NODES=1 builds it)"
+		return
+	fi
+	SAY_AS=tools bash "$here/../images/python/build.sh" --base
+}
+
 print_env() {
 	cat <<ENV
 TOOLS_CACHE=$cache
@@ -411,6 +452,8 @@ CNI_PLUGINS_BIN=$cni_plugins_dir/bin
 LOCAL_PATH_PROVISIONER=$local_path_provisioner_dir/bin/local-path-provisioner
 DRA_EXAMPLE_KUBELETPLUGIN=$dra_example_driver_dir/bin/dra-example-kubeletplugin
 ETCD=$etcd_dir/bin/etcd
+PYPISERVER=$pypiserver_dir/bin/pypi-server
+PYPISERVER_PACKAGES=$pypiserver_dir/packages
 CRANE=$crane_dir/bin/crane
 WORKLOAD_CRDS=$workload_crds_dir
 ENV
@@ -429,7 +472,8 @@ env) print_env ;;
 test) build_for_test ;;
 node-packages) node_debian_packages ;;
 hydration-base) hydration_base ;;
-node | crossplane | provider-kubernetes | kubernetes | etcd | crane | kubernetes-node | containerd | cni-plugins | local-path-provisioner | dra-example-driver)
+python-standin) python_standin ;;
+node | crossplane | provider-kubernetes | kubernetes | etcd | crane | kubernetes-node | containerd | cni-plugins | local-path-provisioner | dra-example-driver | pypiserver)
 	fn="build_${1//-/_}" dir_var="${1//-/_}_dir"
 	[[ "$1" == provider-kubernetes ]] && dir_var=provider_dir
 	build "$1" "${!dir_var}" "$fn"
@@ -442,7 +486,8 @@ all)
 	node_tools=()
 	if [[ "${MODELPLANE_UP_NODES:-0}" == 1 ]]; then
 		node_tools=(kubernetes-node="$kubernetes_node_dir" containerd="$containerd_dir" cni-plugins="$cni_plugins_dir"
-			local-path-provisioner="$local_path_provisioner_dir" dra-example-driver="$dra_example_driver_dir")
+			local-path-provisioner="$local_path_provisioner_dir" dra-example-driver="$dra_example_driver_dir"
+			pypiserver="$pypiserver_dir")
 	fi
 	plan node="$node_dir" crossplane="$crossplane_dir" validate-cache="$validate_cache_dir" \
 		provider-kubernetes-crds="$provider_crds_dir" provider-kubernetes="$provider_dir" workload-crds="$workload_crds_dir" \
@@ -459,13 +504,15 @@ all)
 		build cni-plugins "$cni_plugins_dir" build_cni_plugins
 		build local-path-provisioner "$local_path_provisioner_dir" build_local_path_provisioner
 		build dra-example-driver "$dra_example_driver_dir" build_dra_example_driver
+		build pypiserver "$pypiserver_dir" build_pypiserver
 		node_debian_packages
 		hydration_base
+		python_standin
 	fi
 	log "all tools ready in $((SECONDS - total)) s"
 	;;
 *)
-	echo "usage: tools/build.sh [all|test|env|node|crossplane|provider-kubernetes|kubernetes|etcd|crane|kubernetes-node|containerd|cni-plugins|local-path-provisioner|dra-example-driver|node-packages|hydration-base]" >&2
+	echo "usage: tools/build.sh [all|test|env|node|crossplane|provider-kubernetes|kubernetes|etcd|crane|kubernetes-node|containerd|cni-plugins|local-path-provisioner|dra-example-driver|pypiserver|node-packages|hydration-base|python-standin]" >&2
 	exit 2
 	;;
 esac
