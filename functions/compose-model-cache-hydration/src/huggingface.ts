@@ -162,12 +162,25 @@ export function hydrationCommand(source: HuggingFaceSource, install: HubInstall 
   const args = scriptArgs(source, options).map((arg, i) => (i === 0 ? shellQuote(arg) : quoteOption(arg)));
   const lines = ['set -e'];
   if (install.pip) {
-    const index = install.indexUrl === undefined ? '' : ` --index-url ${shellQuote(install.indexUrl)}`;
+    const index = install.indexUrl === undefined ? '' : indexOptions(install.indexUrl);
     const pip = `pip install --quiet --disable-pip-version-check${index} 'huggingface_hub==${HUGGINGFACE_HUB_VERSION}'`;
     lines.push(once ? pip : `if [ ! -f ${marker} ]; then ${pip}; fi`);
   }
   lines.push(`exec python3 - ${args.join(' ')} <<'${SCRIPT_DELIMITER}'`, HYDRATE_SCRIPT.trimEnd(), SCRIPT_DELIMITER);
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * pip's options for the index. pip ignores a plain-http index on any host but
+ * the loopback (it only warns, then finds no distribution), so an http index
+ * the platform named is also its --trusted-host (host[:port]): naming it is
+ * trusting it. An https index is never marked so, which would turn off its
+ * certificate check. Each value one quoted shell word.
+ */
+function indexOptions(indexUrl: string): string {
+  const options = ` --index-url ${shellQuote(indexUrl)}`;
+  if (!/^http:\/\//i.test(indexUrl) || !URL.canParse(indexUrl)) return options;
+  return `${options} --trusted-host ${shellQuote(new URL(indexUrl).host)}`;
 }
 
 export type Token =

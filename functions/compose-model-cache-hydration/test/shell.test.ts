@@ -130,6 +130,22 @@ describe('the hydration command in a shell', () => {
     expect(existsSync(join(box.dir, 'PWNED'))).toBe(false);
   });
 
+  it('trusts a plain-http index by its host and port (pip ignores one otherwise), never an https one', () => {
+    const http = sandbox();
+    expect(runCommand({ repo: 'Qwen/Qwen3-0.6B' }, http, { pip: true, indexUrl: 'http://10.209.255.1:15081/simple/' })).toBe(0);
+    expect(http.calls()[0]).toEqual([
+      ...PIP.slice(0, 4),
+      '--index-url',
+      'http://10.209.255.1:15081/simple/',
+      '--trusted-host',
+      '10.209.255.1:15081',
+      PIP[4],
+    ]);
+    const https = sandbox();
+    expect(runCommand({ repo: 'Qwen/Qwen3-0.6B' }, https, { pip: true, indexUrl: 'https://pypi.corp.example/simple' })).toBe(0);
+    expect(https.calls()[0]).not.toContain('--trusted-host');
+  });
+
   it('installs nothing when the image carries huggingface_hub (pip off)', () => {
     const box = sandbox();
     expect(runCommand({ repo: 'Qwen/Qwen3-0.6B' }, box, { pip: false })).toBe(0);
