@@ -40,6 +40,14 @@ NODE_PLANE_ADDRESS=10.209.255.1
 # Jobs' hfEndpoint, in the packaged Composition's HydrationSettings.
 HUB_PORT=15080
 HUB_ENDPOINT="http://$NODE_PLANE_ADDRESS:$HUB_PORT"
+# With nodes, the package index (pypiserver.sh): the pip path's index. The
+# HydrationSettings send the InferenceClusters labelled
+# PIP_CLUSTER_LABEL_KEY=PIP_CLUSTER_LABEL_VALUE to it, on the stock Python
+# image (its stand-in, images/python/).
+PYPI_PORT=15081
+PYPI_INDEX_URL="http://$NODE_PLANE_ADDRESS:$PYPI_PORT/simple/"
+PIP_CLUSTER_LABEL_KEY=modelplane.ai/e2e-install
+PIP_CLUSTER_LABEL_VALUE=pip
 
 # What a workload API server needs for a node of its own: its certificate
 # valid for the pods' names of it (the kubernetes Service, the plane's
@@ -57,7 +65,7 @@ node_apiserver_flags() { # CERTS
 ALL_PORTS=("$ETCD_PORT" "$ETCD_PEER_PORT" "$CONTROL_PLANE_PORT" "${WORKLOAD_PORTS[@]}" "$CROSSPLANE_WEBHOOK_PORT"
 	"$CROSSPLANE_METRICS_PORT" "$CROSSPLANE_HEALTH_PORT" "$PROVIDER_WEBHOOK_PORT" "$PROVIDER_METRICS_PORT"
 	"$PROVIDER_HEALTH_PORT" "${FUNCTION_PORTS[@]}" "${UPGRADED_FUNCTION_PORTS[@]}" "$REGISTRY_PORT")
-[[ "$NODES" != 1 ]] || ALL_PORTS+=("$HUB_PORT")
+[[ "$NODES" != 1 ]] || ALL_PORTS+=("$HUB_PORT" "$PYPI_PORT")
 # The clocks: how often Crossplane and provider-kubernetes look again, and
 # Crossplane's per-XR circuit breaker. MODELPLANE_UP_CLOCKS picks a set.
 #
@@ -252,7 +260,10 @@ start_functions() {
 # with_settings COMPOSITION KIND: give the Composition's one function step an
 # input of KIND with workloadNamespace (the packaged ones have no input, and
 # end with that step's functionRef); with nodes, HydrationSettings also send
-# the downloads to the plane's hub (network.hfEndpoint).
+# the downloads to the plane's hub (network.hfEndpoint), and on clusters
+# labelled for it take the pip path: install.pip with the plane's index. No
+# image is named there, so the settings pick the stock Python image
+# (STOCK_PYTHON_IMAGE), as a platform that only asks for pip gets it.
 with_settings() {
 	local file="$1" kind="$2"
 	tail -n 1 "$file" | grep -Eq '^        name: modelplane-compose-model-[a-z-]+$' ||
@@ -261,6 +272,8 @@ with_settings() {
 		"$kind" "$UP_NAMESPACE_MODE" >>"$file"
 	if [[ "$kind" == HydrationSettings && "$NODES" == 1 ]]; then
 		printf '        network:\n          hfEndpoint: %s\n' "$HUB_ENDPOINT" >>"$file"
+		printf '        clusters:\n          - clusterSelector:\n              matchLabels:\n                %s: %s\n            install:\n              pip: true\n              indexUrl: %s\n' \
+			"$PIP_CLUSTER_LABEL_KEY" "$PIP_CLUSTER_LABEL_VALUE" "$PYPI_INDEX_URL" >>"$file"
 	fi
 }
 

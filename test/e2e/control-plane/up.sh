@@ -187,9 +187,14 @@ if [[ "$NODES" == 1 ]]; then
 		--log-level=warning --outfile="$state/hub/hub.mjs"
 	start hub node "$state/hub/hub.mjs" --address "0.0.0.0:$HUB_PORT"
 	wait_for "the hub" 30 curl -fsS "http://127.0.0.1:$HUB_PORT/_hub/healthz"
+	step "the package index (pypiserver $PYPISERVER_VERSION, the pinned huggingface_hub's wheels) on :$PYPI_PORT, for the pods at $PYPI_INDEX_URL"
+	start pypiserver bash "$here/pypiserver.sh" "$PYPI_PORT"
+	wait_for "pypiserver" 30 curl -fsS "http://127.0.0.1:$PYPI_PORT/health"
 	bash "$here/node.sh" images
 	# The hydration Jobs' default image, as the compositions name it.
 	bash "$repo/images/hydration/build.sh" "127.0.0.1:$REGISTRY_PORT"
+	# The stock Python image (STOCK_PYTHON_IMAGE) of the pip path, a stand-in built from Debian.
+	bash "$repo/images/python/build.sh" "127.0.0.1:$REGISTRY_PORT"
 	# The serving stand-in for vLLM (ENGINE_STANDIN_IMAGE in test/e2e/plane.ts) the e2e replicas run.
 	bash "$repo/images/engine/build.sh" "127.0.0.1:$REGISTRY_PORT"
 	for i in "${!WORKLOAD_CLUSTERS[@]}"; do
