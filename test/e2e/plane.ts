@@ -18,6 +18,12 @@ export const WORKLOAD_CLUSTERS = ['cluster-a', 'cluster-b', 'cluster-c'] as cons
  * images/engine/build.sh reads this line.
  */
 export const ENGINE_STANDIN_IMAGE = 'xpkg.upbound.io/modelplane/engine-standin:v0.1.0';
+/**
+ * With nodes, the plane's package index (pypiserver.sh, on common.sh's
+ * PYPI_PORT) as the pods reach it, at the plane's address there
+ * (NODE_PLANE_ADDRESS): the indexUrl of the pip path's HydrationSettings.
+ */
+export const PYPI_INDEX_URL = 'http://10.209.255.1:15081/simple/';
 export type ApiServer = 'control-plane' | (typeof WORKLOAD_CLUSTERS)[number];
 
 export interface Run {
