@@ -357,6 +357,7 @@ build_pypiserver() {
 	"$out/venv/bin/pip" install --quiet --disable-pip-version-check "pypiserver==$PYPISERVER_VERSION"
 	# The venv's own scripts name the directory it was built in (the .partial one build() then moves):
 	# the entry point runs the module with the venv's python, found from where it is.
+	# shellcheck disable=SC2016 # expanded when the entry point runs, not here
 	printf '#!/bin/sh\nexec "$(dirname "$0")/../venv/bin/python3" -m pypiserver "$@"\n' >"$out/bin/pypi-server"
 	chmod +x "$out/bin/pypi-server"
 	[[ "$("$out/bin/pypi-server" --version)" == "$PYPISERVER_VERSION" ]]
