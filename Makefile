@@ -230,7 +230,7 @@ node-check: tools ## Run one real node on a throwaway API server and check pods,
 # CI runs on the older Crossplane of the matrix (docs/crossplane-versions.md).
 # On a plane with real nodes (MODELPLANE_UP_NODES=1) the default is nodes: the
 # other stories play the kubelet stand-in, whose writes real controllers undo.
-E2E ?= $(if $(filter 1,$(MODELPLANE_UP_NODES)),nodes nodes-faults nodes-serving nodes-pip)
+E2E ?= $(if $(filter 1,$(MODELPLANE_UP_NODES)),nodes nodes-faults nodes-serving nodes-claim nodes-oci nodes-pip)
 E2E_COMPAT := lifecycle
 E2E_FILES := $(foreach name,$(if $(filter compat,$(E2E)),$(E2E_COMPAT) $(filter-out compat,$(E2E)),$(E2E)),test/e2e/$(name).e2e.ts)
 e2e-upgrade: build tools ## Upgrade in place on a fresh local plane: the release before shards, Ready and serving, then this checkout (UPGRADE_FROM=<commit>)
@@ -240,7 +240,7 @@ e2e-upgrade: build tools ## Upgrade in place on a fresh local plane: the release
 # node (root), and test/e2e/nodes.e2e.ts on it; the stand-in kubelet's stories
 # need a plane without nodes. Same as `MODELPLANE_UP_NODES=1 make e2e E2E=nodes`.
 e2e-nodes: ## Real Job pods on real nodes: a fresh plane with MODELPLANE_UP_NODES=1 and test/e2e/nodes.e2e.ts (root)
-	@MODELPLANE_UP_NODES=1 $(MAKE) --no-print-directory e2e E2E="nodes nodes-faults nodes-serving nodes-pip"
+	@MODELPLANE_UP_NODES=1 $(MAKE) --no-print-directory e2e E2E="nodes nodes-faults nodes-serving nodes-claim nodes-oci nodes-pip"
 
 e2e: build tools ## Run the end-to-end lifecycle and the walkthrough on a fresh local control plane (CROSSPLANE=oldest|newest, E2E=compat|<names>)
 	@bash test/e2e/run.sh $(E2E_FILES)

@@ -47,6 +47,8 @@ containerd_dir="$cache/containerd-$CONTAINERD_VERSION"
 cni_plugins_dir="$cache/cni-plugins-$CNI_PLUGINS_VERSION"
 local_path_provisioner_dir="$cache/local-path-provisioner-$LOCAL_PATH_PROVISIONER_VERSION"
 dra_example_driver_dir="$cache/dra-example-driver-$DRA_EXAMPLE_DRIVER_VERSION"
+RESOLVER_CRANE_VERSION="$(sed -n "s|^export const RESOLVER_IMAGE = '.*:\(v[0-9.]*\)';|\1|p" "$here/../functions/lib/src/settings.ts")"
+resolver_crane_dir="$cache/resolver-crane-$RESOLVER_CRANE_VERSION"
 # The hub's version is in the directory's name: the wheels it serves are that version's.
 hub_version="$(sed -n "s/^export const HUGGINGFACE_HUB_VERSION = '\(.*\)';/\1/p" "$here/../functions/compose-model-cache-hydration/src/huggingface.ts")"
 pypiserver_dir="$cache/pypiserver-$PYPISERVER_VERSION-huggingface_hub-$hub_version"
@@ -241,8 +243,15 @@ build_provider_kubernetes_crds() {
 }
 
 build_crane() {
-	go_module_build "$1" "github.com/google/go-containerregistry@$GO_CONTAINERREGISTRY_VERSION" "-s -w" \
+	go_module_build "$1" "github.com/google/go-containerregistry@${2:-$GO_CONTAINERREGISTRY_VERSION}" "-s -w" \
 		"github.com/google/go-containerregistry/cmd/crane=bin/crane"
+}
+
+# The crane the OCI resolver Job's default image carries (RESOLVER_IMAGE in
+# functions/lib/src/settings.ts names its version; the image is made from it,
+# images/oci-tools/build.sh), static: it runs in a pod on busybox.
+build_resolver_crane() {
+	CGO_ENABLED=0 build_crane "$1" "$RESOLVER_CRANE_VERSION"
 }
 
 # What a workload cluster of `make up` needs to accept a ModelReplica's
@@ -452,6 +461,7 @@ CONTAINERD_BIN=$containerd_dir/bin
 CNI_PLUGINS_BIN=$cni_plugins_dir/bin
 LOCAL_PATH_PROVISIONER=$local_path_provisioner_dir/bin/local-path-provisioner
 DRA_EXAMPLE_KUBELETPLUGIN=$dra_example_driver_dir/bin/dra-example-kubeletplugin
+RESOLVER_CRANE=$resolver_crane_dir/bin/crane
 ETCD=$etcd_dir/bin/etcd
 PYPISERVER=$pypiserver_dir/bin/pypi-server
 PYPISERVER_PACKAGES=$pypiserver_dir/packages
@@ -474,7 +484,7 @@ test) build_for_test ;;
 node-packages) node_debian_packages ;;
 hydration-base) hydration_base ;;
 python-standin) python_standin ;;
-node | crossplane | provider-kubernetes | kubernetes | etcd | crane | kubernetes-node | containerd | cni-plugins | local-path-provisioner | dra-example-driver | pypiserver)
+node | crossplane | provider-kubernetes | kubernetes | etcd | crane | kubernetes-node | containerd | cni-plugins | local-path-provisioner | dra-example-driver | resolver-crane | pypiserver)
 	fn="build_${1//-/_}" dir_var="${1//-/_}_dir"
 	[[ "$1" == provider-kubernetes ]] && dir_var=provider_dir
 	build "$1" "${!dir_var}" "$fn"
@@ -488,7 +498,7 @@ all)
 	if [[ "${MODELPLANE_UP_NODES:-0}" == 1 ]]; then
 		node_tools=(kubernetes-node="$kubernetes_node_dir" containerd="$containerd_dir" cni-plugins="$cni_plugins_dir"
 			local-path-provisioner="$local_path_provisioner_dir" dra-example-driver="$dra_example_driver_dir"
-			pypiserver="$pypiserver_dir")
+			pypiserver="$pypiserver_dir" resolver-crane="$resolver_crane_dir")
 	fi
 	plan node="$node_dir" crossplane="$crossplane_dir" validate-cache="$validate_cache_dir" \
 		provider-kubernetes-crds="$provider_crds_dir" provider-kubernetes="$provider_dir" workload-crds="$workload_crds_dir" \
@@ -505,6 +515,7 @@ all)
 		build cni-plugins "$cni_plugins_dir" build_cni_plugins
 		build local-path-provisioner "$local_path_provisioner_dir" build_local_path_provisioner
 		build dra-example-driver "$dra_example_driver_dir" build_dra_example_driver
+		build resolver-crane "$resolver_crane_dir" build_resolver_crane
 		build pypiserver "$pypiserver_dir" build_pypiserver
 		node_debian_packages
 		hydration_base
@@ -513,7 +524,7 @@ all)
 	log "all tools ready in $((SECONDS - total)) s"
 	;;
 *)
-	echo "usage: tools/build.sh [all|test|env|node|crossplane|provider-kubernetes|kubernetes|etcd|crane|kubernetes-node|containerd|cni-plugins|local-path-provisioner|dra-example-driver|pypiserver|node-packages|hydration-base|python-standin]" >&2
+	echo "usage: tools/build.sh [all|test|env|node|crossplane|provider-kubernetes|kubernetes|etcd|crane|kubernetes-node|containerd|cni-plugins|local-path-provisioner|dra-example-driver|resolver-crane|pypiserver|node-packages|hydration-base|python-standin]" >&2
 	exit 2
 	;;
 esac

@@ -28,6 +28,8 @@ export interface ToolPaths {
   KUBE_CONTROLLER_MANAGER: string;
   KUBECTL: string;
   ETCD: string;
+  /** go-containerregistry's crane: `make up`'s registry, and pushes to it. */
+  CRANE: string;
 }
 
 let cached: ToolPaths | undefined;

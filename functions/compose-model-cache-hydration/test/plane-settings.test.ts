@@ -3,7 +3,9 @@
 // it runs there: the function accepts them, every cluster downloads from the
 // plane's hub, and a cluster labelled for the pip path (nodes-pip.e2e.ts) gets
 // the stock Python image, which pip-installs the pinned huggingface_hub from
-// the plane's package index (pypiserver) before the download.
+// the plane's package index (pypiserver) before the download. An OCI cache's
+// resolver Job runs the default crane image (images/oci-tools/ builds it at
+// that version) and the plane's own kubectl as its publisher.
 
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -11,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { HYDRATION_IMAGE, STOCK_PYTHON_IMAGE, type JsonObject } from '#lib';
+import { HYDRATION_IMAGE, RESOLVER_IMAGE, STOCK_PYTHON_IMAGE, type JsonObject } from '#lib';
 import { desiredResources, inferenceCluster, manifestOf } from '#testing';
 import { HUGGINGFACE_HUB_VERSION, IMAGE_SCRIPT } from '../src/huggingface.js';
 import { HF, hydration, resolved, run } from './support.js';
@@ -20,6 +22,8 @@ const ROOT = resolve(import.meta.dirname, '../../..');
 const PIP_LABEL = { 'modelplane.ai/e2e-install': 'pip' };
 const INDEX_URL = 'http://10.209.255.1:15081/simple/';
 const HUB_ENDPOINT = 'http://10.209.255.1:15080';
+/** The kubectl the plane builds (tools/versions.env), on busybox: images/oci-tools/. */
+const PLANE_KUBECTL = `registry.k8s.io/kubectl:${/^KUBERNETES_VERSION=(\S+)$/m.exec(readFileSync(join(ROOT, 'tools/versions.env'), 'utf8'))?.[1]}`;
 
 /** The packaged Composition after with_settings, as up.sh builds it into the Configuration: its step's input. */
 function planeInput(): JsonObject {
@@ -67,6 +71,7 @@ describe("make up's HydrationSettings with nodes (common.sh with_settings)", () 
       kind: 'HydrationSettings',
       workloadNamespace: 'Shared',
       network: { hfEndpoint: HUB_ENDPOINT },
+      images: { publisher: PLANE_KUBECTL },
       clusters: [{ clusterSelector: { matchLabels: PIP_LABEL }, install: { pip: true, indexUrl: INDEX_URL } }],
     });
   });
@@ -90,5 +95,19 @@ describe("make up's HydrationSettings with nodes (common.sh with_settings)", () 
     expect(container.command.slice(0, 2)).toEqual(['python3', IMAGE_SCRIPT]);
     expect(container.command.join(' ')).not.toContain('pip');
     expect(container.env.find((e) => e.name === 'HF_ENDPOINT')?.value).toBe(HUB_ENDPOINT);
+  });
+
+  it('run an OCI cache’s resolver on the default crane image and the plane’s kubectl as its publisher', async () => {
+    const cluster = inferenceCluster('cluster-a', { providerConfig: 'cluster-a-pc', imageVolumes: true });
+    const req = resolved({ xr: hydration({ source: 'OCI', oci: { ref: '10.209.255.1:15000/modelplane-e2e/tiny-chat:v1' } }), cluster });
+    req.input = input;
+    const rsp = await run(req);
+    expect(rsp.results.filter((r) => r.severity === 'SEVERITY_FATAL')).toEqual([]);
+    const pod = (manifestOf(desiredResources(rsp)['resolve']) as unknown as { spec: { template: { spec: JsonObject } } }).spec.template
+      .spec;
+    const images = (key: string): [unknown, unknown][] =>
+      ((pod[key] ?? []) as { name: string; image: string }[]).map((c) => [c.name, c.image]);
+    expect(images('initContainers')).toEqual([['resolve', RESOLVER_IMAGE]]);
+    expect(images('containers')).toEqual([['publish', PLANE_KUBECTL]]);
   });
 });

@@ -272,6 +272,9 @@ with_settings() {
 		"$kind" "$UP_NAMESPACE_MODE" >>"$file"
 	if [[ "$kind" == HydrationSettings && "$NODES" == 1 ]]; then
 		printf '        network:\n          hfEndpoint: %s\n' "$HUB_ENDPOINT" >>"$file"
+		# The OCI resolver's publisher: the kubectl this plane builds (images/oci-tools/);
+		# PUBLISHER_IMAGE, the default, is a kubectl release not built here.
+		printf '        images:\n          publisher: registry.k8s.io/kubectl:%s\n' "$KUBERNETES_VERSION" >>"$file"
 		printf '        clusters:\n          - clusterSelector:\n              matchLabels:\n                %s: %s\n            install:\n              pip: true\n              indexUrl: %s\n' \
 			"$PIP_CLUSTER_LABEL_KEY" "$PIP_CLUSTER_LABEL_VALUE" "$PYPI_INDEX_URL" >>"$file"
 	fi

@@ -121,11 +121,8 @@ run() {
 	done
 	say "$COUNT node(s) up in $((SECONDS - t0)) s"
 	# The image for check 2: kubectl in a pod (busybox's wget can't speak the
-	# API server's TLS), on busybox.
-	mkdir -p "$state/kubectl-image/usr/local/bin" && cp "$KUBECTL" "$state/kubectl-image/usr/local/bin/kubectl"
-	tar -C "$state/kubectl-image" --sort=name --mtime=@0 --owner=0 --group=0 -cf "$state/kubectl.tar" .
-	"$CRANE" append -b "127.0.0.1:$CHECK_REGISTRY_PORT/docker.io/library/busybox:1.35.0" -f "$state/kubectl.tar" \
-		-t "127.0.0.1:$CHECK_REGISTRY_PORT/registry.k8s.io/kubectl:$KUBERNETES_VERSION" >/dev/null 2>&1
+	# API server's TLS), on busybox; the OCI resolver Job's publisher image.
+	bash "$repo/images/oci-tools/build.sh" "127.0.0.1:$CHECK_REGISTRY_PORT"
 	bash "$repo/images/hydration/build.sh" "127.0.0.1:$CHECK_REGISTRY_PORT"
 	for ((i = 0; i < COUNT; i++)); do
 		NAME="${CHECK_CLUSTERS[$i]}"

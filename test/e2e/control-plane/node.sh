@@ -282,7 +282,8 @@ TOML
   override_path = true
 TOML
 	done
-	for registry in "127.0.0.1:$NODE_REGISTRY_PORT" "localhost:$NODE_REGISTRY_PORT"; do
+	# And by the plane's address, the name a pod (the OCI resolver's crane) reaches it by.
+	for registry in "127.0.0.1:$NODE_REGISTRY_PORT" "localhost:$NODE_REGISTRY_PORT" "$NODE_PLANE_ADDRESS:$NODE_REGISTRY_PORT"; do
 		mkdir -p "$c/certs.d/$registry"
 		printf "server = 'http://%s:%s'\n" "$NODE_PLANE_ADDRESS" "$NODE_REGISTRY_PORT" >"$c/certs.d/$registry/hosts.toml"
 	done

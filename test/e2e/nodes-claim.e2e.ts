@@ -1,0 +1,180 @@
+// A PersistentVolumeClaim source on a real node (issue 28.4), on a plane with
+// real nodes (`make e2e-nodes`): a claim a team filled themselves (bound by
+// local-path-provisioner on cluster-c, the model's files written into its
+// volume's directory on the node, as any out-of-band copy would), a ModelCache
+// that names it, and a ModelReplica whose engine (the vLLM stand-in, with a DRA
+// device) mounts the claim through the cache's mount contract and reads the
+// model as a directory (`--model=$(MODELPLANE_MODEL)`). Nothing of the claim is
+// ours: deleting the cache and the replica leaves it, same uid, same files.
+//
+// On a plane without nodes it is skipped.
+
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { REMOTE_NAMESPACE, asArray, getIn, getString, hydrationName, isObject, modelDirectory } from '#lib';
+import type { JsonObject } from '#lib';
+import { sha256 } from '../support/fake-hub.js';
+import { PLANE_HAS_NODES, removeStory, volumeOnNode } from './hub/client.js';
+import { HUB_FILES } from './hub/repo.js';
+import {
+  ENGINE_STANDIN_IMAGE,
+  apply,
+  condition,
+  engineDeployments,
+  eventually,
+  getObject,
+  inferenceCluster,
+  kubectl,
+  kubectlOk,
+  list,
+  reasonOf,
+  setInferenceClusterStatus,
+} from './plane.js';
+
+const NAMESPACE = 'e2e-node-claim';
+const CACHE = 'filled';
+const REPLICA = 'filled-chat';
+const CLUSTER = 'cluster-c';
+const NODE = `${CLUSTER}-node`;
+const POOL = 'e2e-standin';
+/** The team's own claim in the workload namespace, and the directory in it that holds the model. */
+const CLAIM = 'team-weights';
+const SUB_PATH = 'tiny-chat';
+const WAIT = { timeoutMs: 300_000 };
+
+const hydration = (): JsonObject | undefined =>
+  getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, CLUSTER), NAMESPACE);
+const replica = (): JsonObject | undefined => getObject('control-plane', 'modelreplica', REPLICA, NAMESPACE);
+const enginePods = (): JsonObject[] =>
+  list(CLUSTER, 'pods', REMOTE_NAMESPACE).filter(
+    (pod) =>
+      (getString(pod, 'metadata', 'name') ?? '').startsWith(`${REPLICA}-`) &&
+      asArray(getIn(pod, 'spec', 'containers')).some((c) => isObject(c) && c['image'] === ENGINE_STANDIN_IMAGE),
+  );
+const filesOnDisk = (dir: string): Record<string, string> =>
+  Object.fromEntries(HUB_FILES.map((f) => [f.path, sha256(readFileSync(join(dir, SUB_PATH, f.path)))]));
+const expected = Object.fromEntries(HUB_FILES.map((f) => [f.path, sha256(f.content)]));
+
+describe.skipIf(!PLANE_HAS_NODES)('real pods on real nodes: an engine reads a team’s own claim through the mount contract', () => {
+  let claimUid: string | undefined;
+  let volumeDir = '';
+
+  afterAll(async () => {
+    kubectl('control-plane', ['delete', 'modelreplica', REPLICA, '-n', NAMESPACE, '--wait=false']);
+    await eventually('the replica gone', () => list('control-plane', 'modelreplicas', NAMESPACE).length === 0, { timeoutMs: 180_000 });
+    await removeStory(NAMESPACE);
+    kubectl(CLUSTER, ['delete', 'pvc', CLAIM, '-n', REMOTE_NAMESPACE, '--ignore-not-found', '--wait=false']);
+    kubectl(CLUSTER, ['label', 'node', NODE, 'modelplane.ai/pool-']);
+  });
+
+  it('observes a claim the team filled, and says the cache is Ready on that cluster', async () => {
+    kubectlOk(CLUSTER, ['label', 'node', NODE, `modelplane.ai/pool=${POOL}`, '--overwrite']);
+    apply(CLUSTER, {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: CLAIM, namespace: REMOTE_NAMESPACE },
+      spec: { storageClassName: 'modelplane-rwx', accessModes: ['ReadWriteMany'], resources: { requests: { storage: '1Gi' } } },
+    });
+    const volume = await eventually('the team’s claim Bound', () => {
+      const found = volumeOnNode(CLUSTER, CLAIM);
+      return getString(found.pvc, 'status', 'phase') === 'Bound' && found.dir !== '' ? found : undefined;
+    });
+    claimUid = getString(volume.pvc, 'metadata', 'uid');
+    volumeDir = volume.dir;
+    for (const file of HUB_FILES) {
+      const path = join(volumeDir, SUB_PATH, file.path);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, file.content);
+    }
+
+    apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+    apply('control-plane', inferenceCluster(CLUSTER, { 'modelplane.ai/node-claim': 'yes' }));
+    setInferenceClusterStatus(CLUSTER, {
+      providerConfigRef: { name: CLUSTER },
+      cache: { storageClassName: 'modelplane-rwx', imageVolumes: true },
+    });
+    apply('control-plane', {
+      apiVersion: 'modelplane.ai/v1alpha1',
+      kind: 'ModelCache',
+      metadata: { name: CACHE, namespace: NAMESPACE },
+      spec: {
+        source: 'PersistentVolumeClaim',
+        persistentVolumeClaim: { claimName: CLAIM, subPath: SUB_PATH },
+        clusterSelector: { matchLabels: { 'modelplane.ai/node-claim': 'yes' } },
+      },
+    });
+    await eventually('the cache Ready on cluster-c', () => reasonOf(hydration(), 'ArtifactReady') === 'Staged', {
+      ...WAIT,
+      describe: () => JSON.stringify(getIn(hydration(), 'status')),
+    });
+    // Observed, not composed: no Job ran on the cluster for it.
+    expect(list(CLUSTER, 'jobs', REMOTE_NAMESPACE).filter((j) => (getString(j, 'metadata', 'name') ?? '').includes(CACHE))).toEqual([]);
+  });
+
+  it('schedules the engine with its device onto the node, and it reads the claim’s directory', async () => {
+    apply('control-plane', {
+      apiVersion: 'modelplane.ai/v1alpha1',
+      kind: 'ModelReplica',
+      metadata: { name: REPLICA, namespace: NAMESPACE },
+      spec: {
+        clusterName: CLUSTER,
+        modelCacheRef: { name: CACHE },
+        serving: { mode: 'Unified' },
+        engines: [
+          {
+            name: 'main',
+            copies: 1,
+            members: [
+              {
+                role: 'Standalone',
+                nodePoolName: POOL,
+                deviceRequests: [{ name: 'gpu', deviceClassName: 'gpu.example.com', count: 1 }],
+                // A directory: vLLM reads it as it is (no revision).
+                template: {
+                  spec: { containers: [{ name: 'engine', image: ENGINE_STANDIN_IMAGE, args: ['--model=$(MODELPLANE_MODEL)'] }] },
+                },
+              },
+            ],
+          },
+        ],
+      },
+    });
+    const pod = await eventually(
+      'the engine pod Ready on cluster-c',
+      () => enginePods().find((p) => getString(condition(p, 'Ready') ?? {}, 'status') === 'True'),
+      { ...WAIT, describe: () => JSON.stringify(enginePods().map((p) => getIn(p, 'status'))) },
+    );
+    expect(getIn(pod, 'spec', 'nodeName')).toBe(NODE);
+    // The team's claim itself, mounted read-only at the contract's directory.
+    const volumes = asArray(getIn(pod, 'spec', 'volumes')).filter(isObject);
+    expect(volumes.map((v) => getString(v, 'persistentVolumeClaim', 'claimName')).filter(Boolean)).toEqual([CLAIM]);
+    await eventually('the replica Serving', () => reasonOf(replica(), 'ModelReady') === 'Serving', WAIT);
+    expect(engineDeployments(CLUSTER, REPLICA)).toHaveLength(1);
+
+    const ip = getString(pod, 'status', 'podIP');
+    const files = (await (await fetch(`http://${ip}:8000/files`)).json()) as JsonObject;
+    expect(getIn(files, 'source')).toBe('directory');
+    expect(getString(files, 'model')).toBe(modelDirectory(SUB_PATH));
+    expect(asArray(getIn(files, 'devices'))).toHaveLength(1);
+    const read = asArray(getIn(files, 'files'))
+      .filter(isObject)
+      .map((f) => [getString(f, 'path'), getString(f, 'sha256')]);
+    expect(Object.fromEntries(read)).toEqual(expected);
+  });
+
+  it('leaves the team’s claim and its files as they were once the cache and the replica are gone', async () => {
+    kubectl('control-plane', ['delete', 'modelreplica', REPLICA, '-n', NAMESPACE, '--wait=false']);
+    kubectl('control-plane', ['delete', 'modelcache', CACHE, '-n', NAMESPACE, '--wait=false']);
+    await eventually(
+      'the replica and the cache gone',
+      () => ['modelreplicas', 'modelcaches', 'modelcachehydrations'].every((kind) => list('control-plane', kind, NAMESPACE).length === 0),
+      { timeoutMs: 180_000 },
+    );
+    await eventually('no engine pod left on cluster-c', () => enginePods().length === 0, { timeoutMs: 120_000 });
+    const after = volumeOnNode(CLUSTER, CLAIM);
+    expect(getString(after.pvc, 'metadata', 'uid')).toBe(claimUid);
+    expect(getString(after.pvc, 'status', 'phase')).toBe('Bound');
+    expect(filesOnDisk(volumeDir)).toEqual(expected);
+  });
+});
