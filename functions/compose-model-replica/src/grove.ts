@@ -2,8 +2,9 @@
 // leader and worker cliques sit in one scaling group, so each copy is one
 // gang, scheduled as a unit by the KAI scheduler Grove hands its gangs to.
 // Both members' commands and args are the user's; Modelplane injects only the
-// leader's address (Grove numbers pods per clique, not across the gang, so
-// there is no rank alias as on a LeaderWorkerSet).
+// leader's address and the gang index it is built from (Grove numbers pods per
+// clique, not across the gang, so there is no rank alias as on a
+// LeaderWorkerSet).
 
 import type { V1EnvVar, V1PodSpec } from '@kubernetes/client-node';
 import { celReadiness, remoteObject, toJson, type JsonObject } from '#lib';
@@ -34,17 +35,39 @@ export const QUEUE = 'modelplane';
 export const GROVE_AVAILABLE_CEL =
   'has(object.status) && has(object.status.observedGeneration) && object.status.observedGeneration == object.metadata.generation && object.spec.replicas > 0 && has(object.status.availableReplicas) && object.status.availableReplicas >= object.spec.replicas';
 
+/** The label Grove sets on every pod of a scaling group's cliques: which copy of the gang (PCSG replica) it is in. */
+export const GANG_INDEX_LABEL = 'grove.io/podcliquescalinggroup-replica-index';
+/** Our own copy of that index, read from the label so it is defined before the leader address refers to it. */
+export const GANG_INDEX_ENV = 'MODELPLANE_GANG_INDEX';
+export const LEADER_ADDRESS_ENV = 'MODELPLANE_LEADER_ADDRESS';
+/** Grove writes its headless Service's address with this domain (GROVE_HEADLESS_SERVICE); we write the same. */
+const GROVE_CLUSTER_DOMAIN = 'cluster.local';
+
 /**
- * The leader of *this* gang: Grove's name for the gang's leader pod, through
- * the headless Service. The scaling group's name and index make it per gang;
- * PodCliqueSet-wide variables would point every copy at gang 0's leader.
- * (Upstream's first Dynamo revision injected no alias at all; the newer one
- * injects this one, and we follow the newer.)
+ * The leader of *this* gang: Grove's hostname for the gang's leader pod
+ * (`<pcs>-<pcs index>-<scaling group>-<gang index>-leader-0`) under its
+ * headless Service (`<pcs>-<pcs index>`). The gang index makes it per gang;
+ * a PodCliqueSet-wide name would point every copy at gang 0's leader.
+ *
+ * Not `$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)`:
+ * every Grove release up to v0.1.0-alpha.12-rc1 (alpha.6 is the one the
+ * Dynamo stack pins) appends its variables after the template's env, and the
+ * kubelet expands `$(VAR)` in an env value only from entries above it, so the
+ * engine would see that text verbatim (docs/walkthrough-serving-shapes.md,
+ * "The leader address on a real Grove"). What the address needs is known
+ * here but the gang index, which differs between pods of one template: it
+ * comes from the label Grove puts on the pod, through our own variable above
+ * the address. On a Grove that prepends its variables the value is the same.
  */
-export const GROVE_LEADER_ENV: V1EnvVar = {
-  name: 'MODELPLANE_LEADER_ADDRESS',
-  value: `$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-${LEADER_CLIQUE}-0.$(GROVE_HEADLESS_SERVICE)`,
-};
+export function groveLeaderEnv(podCliqueSet: string, namespace: string): V1EnvVar[] {
+  // spec.replicas is 1, so the PodCliqueSet replica is always 0.
+  const pcsReplica = `${podCliqueSet}-0`;
+  const host = `${pcsReplica}-${SCALING_GROUP}-$(${GANG_INDEX_ENV})-${LEADER_CLIQUE}-0`;
+  return [
+    { name: GANG_INDEX_ENV, valueFrom: { fieldRef: { fieldPath: `metadata.labels['${GANG_INDEX_LABEL}']` } } },
+    { name: LEADER_ADDRESS_ENV, value: `${host}.${pcsReplica}.${namespace}.svc.${GROVE_CLUSTER_DOMAIN}` },
+  ];
+}
 
 /** A Worker member without `worker` has one follower (upstream's default; the XRD sets none). */
 const DEFAULT_WORKER_NODES = 1;
@@ -127,7 +150,8 @@ function podSpec(
   serving: boolean | PhaseShaping,
 ): V1PodSpec {
   // ModelExpress reaches workers too: each pod publishes itself as a source.
-  const container = gangContainer(member, cache, serving, [GROVE_LEADER_ENV, ...stack.env], stack.securityContext);
+  const leader = groveLeaderEnv(groveName(replica, engine), replica.workloadNamespace);
+  const container = gangContainer(member, cache, serving, [...leader, ...stack.env], stack.securityContext);
   const phase = typeof serving === 'object' ? serving : undefined;
   return memberPodSpec(replica, engine, member, cache, container, phase, GROVE_SCHEDULER);
 }

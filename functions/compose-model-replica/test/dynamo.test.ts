@@ -38,10 +38,6 @@ const SERVING = 'r-49ee1';
 const GROVE_CEL =
   'has(object.status) && has(object.status.observedGeneration) && object.status.observedGeneration == object.metadata.generation && object.spec.replicas > 0 && has(object.status.availableReplicas) && object.status.availableReplicas >= object.spec.replicas';
 const AVAILABLE_CEL = 'has(object.status.conditions) && object.status.conditions.exists(c, c.type == "Available" && c.status == "True")';
-const GROVE_LEADER = {
-  name: 'MODELPLANE_LEADER_ADDRESS',
-  value: '$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)',
-};
 const QUEUE = { 'kai.scheduler/queue': 'modelplane' };
 const PROBE = { httpGet: { path: '/health', port: 8000 }, initialDelaySeconds: 30, periodSeconds: 10, timeoutSeconds: 5 };
 const SHM = { volume: { name: 'dshm', emptyDir: { medium: 'Memory' } }, mount: { name: 'dshm', mountPath: '/dev/shm' } };
@@ -73,6 +69,21 @@ function upstreamGroveName(replicaName: string, engineName: string): string {
   return `${full.slice(0, 18).replace(/-+$/, '')}-${hash}`;
 }
 
+/**
+ * The leader address of PodCliqueSet `pcs`, written out independently: the gang index from Grove's pod label first,
+ * then Grove's hostname for gang i's leader under its headless Service, the PodCliqueSet replica being 0.
+ */
+function groveLeader(pcs: string, namespace = 'default'): JsonObject[] {
+  return [
+    {
+      name: 'MODELPLANE_GANG_INDEX',
+      valueFrom: { fieldRef: { fieldPath: "metadata.labels['grove.io/podcliquescalinggroup-replica-index']" } },
+    },
+    { name: 'MODELPLANE_LEADER_ADDRESS', value: `${pcs}-0-gang-$(MODELPLANE_GANG_INDEX)-leader-0.${pcs}-0.${namespace}.svc.cluster.local` },
+  ];
+}
+const GROVE_LEADER = groveLeader(groveName('r', 'main'));
+
 const HF = huggingFaceMount({ claimName: 'modelcache-ml-team-qwen-17db2', repo: 'Qwen/Qwen3-0.6B' });
 const json = (mount: CacheMount): JsonObject => structuredClone(mount) as unknown as JsonObject;
 const readyCache = (mount: CacheMount = HF, accessModes?: string[]) =>
@@ -101,7 +112,7 @@ function cliqueContainer(serving: boolean, command: string[]): JsonObject {
     volumeMounts: [SHM.mount],
     resources: { claims: [{ name: 'devices' }] },
     command,
-    env: [GROVE_LEADER],
+    env: GROVE_LEADER,
   };
   if (serving) {
     c['ports'] = [{ containerPort: 8000 }];
@@ -138,7 +149,10 @@ function claimTemplate(role: string): JsonObject {
   };
 }
 
-/** Upstream's `_GROVE_WANT` (N-tb), with the remote namespace `default`. */
+/**
+ * Upstream's `_GROVE_WANT` (N-tb), with the remote namespace `default`, but for the leader address: upstream's
+ * `$(GROVE_PCSG_*)` form stays unexpanded on Grove's releases (grove-env.test.ts), ours is built from known names.
+ */
 const GROVE_WANT: Record<string, JsonObject> = {
   'model-serving-main': {
     apiVersion: 'grove.io/v1alpha1',
@@ -181,8 +195,12 @@ describe('Grove PodCliqueSet (a gang on the Dynamo stack)', () => {
 
   it('injects the leader address, not a rank, on both cliques', async () => {
     const rsp = await compose();
-    for (const name of ['leader', 'worker']) expect(cliqueEngine(rsp, name)['env']).toEqual([GROVE_LEADER]);
-    expect(GROVE_LEADER.value).toBe('$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-leader-0.$(GROVE_HEADLESS_SERVICE)');
+    for (const name of ['leader', 'worker']) expect(cliqueEngine(rsp, name)['env']).toEqual(GROVE_LEADER);
+    // Names known at compose time, and none of Grove's variables: no Grove release before #753 defines them above ours.
+    expect(GROVE_LEADER[1]!['value']).toBe(
+      `${groveName('r', 'main')}-0-gang-$(MODELPLANE_GANG_INDEX)-leader-0.${groveName('r', 'main')}-0.default.svc.cluster.local`,
+    );
+    expect(JSON.stringify(manifest(rsp, 'model-serving-main'))).not.toContain('$(GROVE_');
   });
 
   it('user env (a fieldRef too) passes through after the leader address', async () => {
@@ -191,7 +209,7 @@ describe('Grove PodCliqueSet (a gang on the Dynamo stack)', () => {
       { name: 'VLLM_HOST_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } },
     ];
     const rsp = await compose({ engines: [gangEngine('main', { leader: { command: LEADER_CMD, env }, worker: { command: WORKER_CMD } })] });
-    expect(cliqueEngine(rsp, 'leader')['env']).toEqual([GROVE_LEADER, ...env]);
+    expect(cliqueEngine(rsp, 'leader')['env']).toEqual([...GROVE_LEADER, ...env]);
   });
 
   it('member metadata propagates to each clique independently; a worker without any carries only the queue label', async () => {
@@ -327,7 +345,7 @@ describe('ModelExpress (Dynamo with a cache)', () => {
     const rsp = await compose({ cache: 'qwen' });
     for (const name of ['leader', 'worker']) {
       const container = cliqueEngine(rsp, name);
-      expect(container['env'], name).toEqual([...contractEnv, GROVE_LEADER, ...mx()]);
+      expect(container['env'], name).toEqual([...contractEnv, ...GROVE_LEADER, ...mx()]);
       expect(container['securityContext'], name).toEqual(IPC_LOCK);
     }
   });
@@ -335,7 +353,7 @@ describe('ModelExpress (Dynamo with a cache)', () => {
   it('a Grove gang without a cache gets only the leader address, and no security context', async () => {
     const rsp = await compose();
     for (const name of ['leader', 'worker']) {
-      expect(cliqueEngine(rsp, name)['env']).toEqual([GROVE_LEADER]);
+      expect(cliqueEngine(rsp, name)['env']).toEqual(GROVE_LEADER);
       expect(cliqueEngine(rsp, name)).not.toHaveProperty('securityContext');
     }
   });
@@ -432,6 +450,7 @@ describe('PrefillDecode on Dynamo: a Grove decode gang', () => {
     expect((pod['containers'] as JsonObject[]).map((c) => c['name'])).toEqual(['engine', 'pd-sidecar']);
     expect(pod['volumes']).toContainEqual({ name: 'nixl-shm', emptyDir: { medium: 'Memory' } });
     expect((cliqueEngine(rsp, 'leader', 'model-serving-decode')['env'] as JsonObject[]).map((e) => e['name'])).toEqual([
+      'MODELPLANE_GANG_INDEX',
       'MODELPLANE_LEADER_ADDRESS',
       'VLLM_NIXL_SIDE_CHANNEL_HOST',
       'VLLM_NIXL_SIDE_CHANNEL_PORT',
@@ -440,7 +459,7 @@ describe('PrefillDecode on Dynamo: a Grove decode gang', () => {
     expect(worker['labels']).toEqual(QUEUE);
     expect((at(worker, 'spec', 'podSpec', 'containers') as JsonObject[]).map((c) => c['name'])).toEqual(['engine']);
     expect(at(worker, 'spec', 'podSpec', 'volumes')).toEqual([SHM.volume]);
-    expect(cliqueEngine(rsp, 'worker', 'model-serving-decode')['env']).toEqual([GROVE_LEADER]);
+    expect(cliqueEngine(rsp, 'worker', 'model-serving-decode')['env']).toEqual(groveLeader(groveName('r', 'decode')));
     // The prefill engine is a Deployment on any stack.
     expect(manifest(rsp, 'model-serving-prefill')['kind']).toBe('Deployment');
   });
