@@ -46,7 +46,7 @@ BUSYBOX_IMAGE=docker.io/library/busybox:1.35.0
 # The registries containerd asks the plane's registry for, each under a path
 # of its own there: docker.io/library/python:3.11-slim is
 # 127.0.0.1:$REGISTRY_PORT/docker.io/library/python:3.11-slim.
-MIRRORED_REGISTRIES=(docker.io registry.k8s.io xpkg.upbound.io ghcr.io quay.io)
+MIRRORED_REGISTRIES=(docker.io registry.k8s.io xpkg.upbound.io ghcr.io quay.io gcr.io)
 
 # layer_tar DIR TAR: a reproducible layer (sorted, root-owned, mtime 0).
 layer_tar() { tar -C "$1" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$2" .; }
