@@ -112,56 +112,63 @@ describe.skipIf(!PLANE_HAS_NODES)('real pods on real nodes: an engine reads a te
     expect(list(CLUSTER, 'jobs', REMOTE_NAMESPACE).filter((j) => (getString(j, 'metadata', 'name') ?? '').includes(CACHE))).toEqual([]);
   });
 
-  it('schedules the engine with its device onto the node, and it reads the claim’s directory', async () => {
-    apply('control-plane', {
-      apiVersion: 'modelplane.ai/v1alpha1',
-      kind: 'ModelReplica',
-      metadata: { name: REPLICA, namespace: NAMESPACE },
-      spec: {
-        clusterName: CLUSTER,
-        modelCacheRef: { name: CACHE },
-        serving: { mode: 'Unified' },
-        engines: [
-          {
-            name: 'main',
-            copies: 1,
-            members: [
-              {
-                role: 'Standalone',
-                nodePoolName: POOL,
-                deviceRequests: [{ name: 'gpu', deviceClassName: 'gpu.example.com', count: 1 }],
-                // A directory: vLLM reads it as it is (no revision).
-                template: {
-                  spec: { containers: [{ name: 'engine', image: ENGINE_STANDIN_IMAGE, args: ['--model=$(MODELPLANE_MODEL)'] }] },
+  it(
+    'schedules the engine with its device onto the node, and it reads the claim’s directory',
+    { timeout: 2 * WAIT.timeoutMs + 60_000 },
+    async () => {
+      apply('control-plane', {
+        apiVersion: 'modelplane.ai/v1alpha1',
+        kind: 'ModelReplica',
+        metadata: { name: REPLICA, namespace: NAMESPACE },
+        spec: {
+          clusterName: CLUSTER,
+          modelCacheRef: { name: CACHE },
+          serving: { mode: 'Unified' },
+          engines: [
+            {
+              name: 'main',
+              copies: 1,
+              members: [
+                {
+                  role: 'Standalone',
+                  nodePoolName: POOL,
+                  deviceRequests: [{ name: 'gpu', deviceClassName: 'gpu.example.com', count: 1 }],
+                  // A directory: vLLM reads it as it is (no revision).
+                  template: {
+                    spec: { containers: [{ name: 'engine', image: ENGINE_STANDIN_IMAGE, args: ['--model=$(MODELPLANE_MODEL)'] }] },
+                  },
                 },
-              },
-            ],
-          },
-        ],
-      },
-    });
-    const pod = await eventually(
-      'the engine pod Ready on cluster-c',
-      () => enginePods().find((p) => getString(condition(p, 'Ready') ?? {}, 'status') === 'True'),
-      { ...WAIT, describe: () => JSON.stringify(enginePods().map((p) => getIn(p, 'status'))) },
-    );
-    expect(getIn(pod, 'spec', 'nodeName')).toBe(NODE);
-    // The team's claim itself, mounted read-only at the contract's directory.
-    const volumes = asArray(getIn(pod, 'spec', 'volumes')).filter(isObject);
-    expect(volumes.map((v) => getString(v, 'persistentVolumeClaim', 'claimName')).filter(Boolean)).toEqual([CLAIM]);
-    await eventually('the replica Serving', () => reasonOf(replica(), 'ModelReady') === 'Serving', WAIT);
-    expect(engineDeployments(CLUSTER, REPLICA)).toHaveLength(1);
+              ],
+            },
+          ],
+        },
+      });
+      const pod = await eventually(
+        'the engine pod Ready on cluster-c',
+        () => enginePods().find((p) => getString(condition(p, 'Ready') ?? {}, 'status') === 'True'),
+        { ...WAIT, describe: () => JSON.stringify(enginePods().map((p) => getIn(p, 'status'))) },
+      );
+      expect(getIn(pod, 'spec', 'nodeName')).toBe(NODE);
+      // The team's claim itself, mounted read-only at the contract's directory.
+      const volumes = asArray(getIn(pod, 'spec', 'volumes')).filter(isObject);
+      expect(volumes.map((v) => getString(v, 'persistentVolumeClaim', 'claimName')).filter(Boolean)).toEqual([CLAIM]);
+      await eventually('the replica Serving', () => reasonOf(replica(), 'ModelReady') === 'Serving', {
+        ...WAIT,
+        describe: () => JSON.stringify(getIn(replica(), 'status', 'conditions')),
+      });
+      expect(engineDeployments(CLUSTER, REPLICA)).toHaveLength(1);
 
-    const ip = getString(pod, 'status', 'podIP');
-    const files = (await (await fetch(`http://${ip}:8000/files`)).json()) as JsonObject;
-    expect(getIn(files, 'source')).toBe('directory');
-    expect(getString(files, 'model')).toBe(modelDirectory(SUB_PATH));
-    expect(asArray(getIn(files, 'devices'))).toHaveLength(1);
-    const read = asArray(getIn(files, 'files'))
-      .filter(isObject)
-      .map((f) => [getString(f, 'path'), getString(f, 'sha256')]);
-    expect(Object.fromEntries(read)).toEqual(expected);
-  });
+      const ip = getString(pod, 'status', 'podIP');
+      const files = (await (await fetch(`http://${ip}:8000/files`)).json()) as JsonObject;
+      expect(getIn(files, 'source')).toBe('directory');
+      expect(getString(files, 'model')).toBe(modelDirectory(SUB_PATH));
+      expect(asArray(getIn(files, 'devices'))).toHaveLength(1);
+      const read = asArray(getIn(files, 'files'))
+        .filter(isObject)
+        .map((f) => [getString(f, 'path'), getString(f, 'sha256')]);
+      expect(Object.fromEntries(read)).toEqual(expected);
+    },
+  );
 
   it('leaves the team’s claim and its files as they were once the cache and the replica are gone', async () => {
     kubectl('control-plane', ['delete', 'modelreplica', REPLICA, '-n', NAMESPACE, '--wait=false']);

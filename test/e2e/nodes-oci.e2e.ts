@@ -130,54 +130,61 @@ describe.skipIf(!PLANE_HAS_NODES)('real pods on real nodes: an OCI model image, 
     }
   });
 
-  it('mounts the image pinned to that digest in the engine pod, which reads every file of it', async () => {
-    apply('control-plane', {
-      apiVersion: 'modelplane.ai/v1alpha1',
-      kind: 'ModelReplica',
-      metadata: { name: REPLICA, namespace: NAMESPACE },
-      spec: {
-        clusterName: CLUSTER,
-        modelCacheRef: { name: CACHE },
-        serving: { mode: 'Unified' },
-        engines: [
-          {
-            name: 'main',
-            copies: 1,
-            members: [
-              {
-                role: 'Standalone',
-                nodePoolName: POOL,
-                deviceRequests: [{ name: 'gpu', deviceClassName: 'gpu.example.com', count: 1 }],
-                template: {
-                  spec: { containers: [{ name: 'engine', image: ENGINE_STANDIN_IMAGE, args: ['--model=$(MODELPLANE_MODEL)'] }] },
+  it(
+    'mounts the image pinned to that digest in the engine pod, which reads every file of it',
+    { timeout: 2 * WAIT.timeoutMs + 60_000 },
+    async () => {
+      apply('control-plane', {
+        apiVersion: 'modelplane.ai/v1alpha1',
+        kind: 'ModelReplica',
+        metadata: { name: REPLICA, namespace: NAMESPACE },
+        spec: {
+          clusterName: CLUSTER,
+          modelCacheRef: { name: CACHE },
+          serving: { mode: 'Unified' },
+          engines: [
+            {
+              name: 'main',
+              copies: 1,
+              members: [
+                {
+                  role: 'Standalone',
+                  nodePoolName: POOL,
+                  deviceRequests: [{ name: 'gpu', deviceClassName: 'gpu.example.com', count: 1 }],
+                  template: {
+                    spec: { containers: [{ name: 'engine', image: ENGINE_STANDIN_IMAGE, args: ['--model=$(MODELPLANE_MODEL)'] }] },
+                  },
                 },
-              },
-            ],
-          },
-        ],
-      },
-    });
-    const pod = await eventually(
-      'the engine pod Ready on cluster-b',
-      () => enginePods().find((p) => getString(condition(p, 'Ready') ?? {}, 'status') === 'True'),
-      { ...WAIT, describe: () => JSON.stringify(enginePods().map((p) => getIn(p, 'status'))) },
-    );
-    expect(getIn(pod, 'spec', 'nodeName')).toBe(NODE);
-    const images = asArray(getIn(pod, 'spec', 'volumes'))
-      .filter(isObject)
-      .map((v) => getString(v, 'image', 'reference'))
-      .filter(Boolean);
-    expect(images).toEqual([`${REPOSITORY}@${digest}`]);
-    await eventually('the replica Serving', () => reasonOf(replica(), 'ModelReady') === 'Serving', WAIT);
+              ],
+            },
+          ],
+        },
+      });
+      const pod = await eventually(
+        'the engine pod Ready on cluster-b',
+        () => enginePods().find((p) => getString(condition(p, 'Ready') ?? {}, 'status') === 'True'),
+        { ...WAIT, describe: () => JSON.stringify(enginePods().map((p) => getIn(p, 'status'))) },
+      );
+      expect(getIn(pod, 'spec', 'nodeName')).toBe(NODE);
+      const images = asArray(getIn(pod, 'spec', 'volumes'))
+        .filter(isObject)
+        .map((v) => getString(v, 'image', 'reference'))
+        .filter(Boolean);
+      expect(images).toEqual([`${REPOSITORY}@${digest}`]);
+      await eventually('the replica Serving', () => reasonOf(replica(), 'ModelReady') === 'Serving', {
+        ...WAIT,
+        describe: () => JSON.stringify(getIn(replica(), 'status', 'conditions')),
+      });
 
-    const ip = getString(pod, 'status', 'podIP');
-    const files = (await (await fetch(`http://${ip}:8000/files`)).json()) as JsonObject;
-    expect(getIn(files, 'source')).toBe('directory');
-    expect(getString(files, 'model')).toBe(CACHE_MOUNT_PATH);
-    expect(asArray(getIn(files, 'devices'))).toHaveLength(1);
-    const read = asArray(getIn(files, 'files'))
-      .filter(isObject)
-      .map((f) => [getString(f, 'path'), getString(f, 'sha256')]);
-    expect(Object.fromEntries(read)).toEqual(expected);
-  });
+      const ip = getString(pod, 'status', 'podIP');
+      const files = (await (await fetch(`http://${ip}:8000/files`)).json()) as JsonObject;
+      expect(getIn(files, 'source')).toBe('directory');
+      expect(getString(files, 'model')).toBe(CACHE_MOUNT_PATH);
+      expect(asArray(getIn(files, 'devices'))).toHaveLength(1);
+      const read = asArray(getIn(files, 'files'))
+        .filter(isObject)
+        .map((f) => [getString(f, 'path'), getString(f, 'sha256')]);
+      expect(Object.fromEntries(read)).toEqual(expected);
+    },
+  );
 });

@@ -139,42 +139,49 @@ describe.skipIf(!PLANE_HAS_NODES)(
       expect(reasonOf(replica(), 'ModelReady')).not.toBe('Serving');
     });
 
-    it('schedules the engine onto the node with a device the DRA driver prepared, and it serves what it read offline from the claim', async () => {
-      const pod = await eventually(
-        'the engine pod Ready on cluster-a',
-        () => enginePods().find((p) => getString(condition(p, 'Ready') ?? {}, 'status') === 'True'),
-        { ...WAIT, describe: () => JSON.stringify(enginePods().map((p) => getIn(p, 'status'))) },
-      );
-      expect(getIn(pod, 'spec', 'nodeName')).toBe(NODE);
-      await eventually('the replica Serving', () => reasonOf(replica(), 'ModelReady') === 'Serving', WAIT);
+    it(
+      'schedules the engine onto the node with a device the DRA driver prepared, and it serves what it read offline from the claim',
+      { timeout: 2 * WAIT.timeoutMs + 60_000 },
+      async () => {
+        const pod = await eventually(
+          'the engine pod Ready on cluster-a',
+          () => enginePods().find((p) => getString(condition(p, 'Ready') ?? {}, 'status') === 'True'),
+          { ...WAIT, describe: () => JSON.stringify(enginePods().map((p) => getIn(p, 'status'))) },
+        );
+        expect(getIn(pod, 'spec', 'nodeName')).toBe(NODE);
+        await eventually('the replica Serving', () => reasonOf(replica(), 'ModelReady') === 'Serving', {
+          ...WAIT,
+          describe: () => JSON.stringify(getIn(replica(), 'status', 'conditions')),
+        });
 
-      // The pod's ResourceClaim, made by the resource-claim controller from the composed template,
-      // allocated by the scheduler from the node's ResourceSlice and reserved for this pod.
-      const claimName = getString(asArray(getIn(pod, 'status', 'resourceClaimStatuses')).find(isObject) ?? {}, 'resourceClaimName');
-      expect(claimName, 'the pod names its generated ResourceClaim').toBeTruthy();
-      const claim = getObject(CLUSTER, 'resourceclaims.resource.k8s.io', claimName ?? '', REMOTE_NAMESPACE);
-      const results = asArray(getIn(claim, 'status', 'allocation', 'devices', 'results')).filter(isObject);
-      expect(results.map((r) => [getString(r, 'driver'), getString(r, 'pool')])).toEqual([[DEVICE_CLASS, NODE]]);
-      const device = getString(results[0] ?? {}, 'device');
-      expect(device).toMatch(/^gpu-\d+$/);
-      expect(
-        asArray(getIn(claim, 'status', 'reservedFor'))
+        // The pod's ResourceClaim, made by the resource-claim controller from the composed template,
+        // allocated by the scheduler from the node's ResourceSlice and reserved for this pod.
+        const claimName = getString(asArray(getIn(pod, 'status', 'resourceClaimStatuses')).find(isObject) ?? {}, 'resourceClaimName');
+        expect(claimName, 'the pod names its generated ResourceClaim').toBeTruthy();
+        const claim = getObject(CLUSTER, 'resourceclaims.resource.k8s.io', claimName ?? '', REMOTE_NAMESPACE);
+        const results = asArray(getIn(claim, 'status', 'allocation', 'devices', 'results')).filter(isObject);
+        expect(results.map((r) => [getString(r, 'driver'), getString(r, 'pool')])).toEqual([[DEVICE_CLASS, NODE]]);
+        const device = getString(results[0] ?? {}, 'device');
+        expect(device).toMatch(/^gpu-\d+$/);
+        expect(
+          asArray(getIn(claim, 'status', 'reservedFor'))
+            .filter(isObject)
+            .map((r) => r['name']),
+        ).toEqual([getString(pod, 'metadata', 'name')]);
+
+        // What the engine read and was given, from the engine itself (a pod's IP is routed from the host).
+        const ip = getString(pod, 'status', 'podIP');
+        const health = await fetch(`http://${ip}:8000/health`);
+        expect(health.status).toBe(200);
+        const files = (await (await fetch(`http://${ip}:8000/files`)).json()) as JsonObject;
+        expect(getString(files, 'snapshot')).toBe(snapshotDir(CACHE_MOUNT_PATH, HUB_REPO, COMMIT));
+        expect(getIn(files, 'hfHubOffline')).toBe('1');
+        expect(getIn(files, 'devices'), 'the device the driver prepared, in the engine’s env through CDI').toEqual([device]);
+        const read = asArray(getIn(files, 'files'))
           .filter(isObject)
-          .map((r) => r['name']),
-      ).toEqual([getString(pod, 'metadata', 'name')]);
-
-      // What the engine read and was given, from the engine itself (a pod's IP is routed from the host).
-      const ip = getString(pod, 'status', 'podIP');
-      const health = await fetch(`http://${ip}:8000/health`);
-      expect(health.status).toBe(200);
-      const files = (await (await fetch(`http://${ip}:8000/files`)).json()) as JsonObject;
-      expect(getString(files, 'snapshot')).toBe(snapshotDir(CACHE_MOUNT_PATH, HUB_REPO, COMMIT));
-      expect(getIn(files, 'hfHubOffline')).toBe('1');
-      expect(getIn(files, 'devices'), 'the device the driver prepared, in the engine’s env through CDI').toEqual([device]);
-      const read = asArray(getIn(files, 'files'))
-        .filter(isObject)
-        .map((f) => [getString(f, 'path'), getString(f, 'sha256')]);
-      expect(Object.fromEntries(read)).toEqual(Object.fromEntries(HUB_FILES.map((f) => [f.path, sha256(f.content)])));
-    });
+          .map((f) => [getString(f, 'path'), getString(f, 'sha256')]);
+        expect(Object.fromEntries(read)).toEqual(Object.fromEntries(HUB_FILES.map((f) => [f.path, sha256(f.content)])));
+      },
+    );
   },
 );

@@ -41,15 +41,9 @@ export const snapshotDir = (cache: string, repo: string, commit: string): string
 /** The end of a node story: its ModelCaches and their hydrations gone, then its namespace and the InferenceClusters. */
 export async function removeStory(namespace: string): Promise<void> {
   kubectl('control-plane', ['delete', 'modelcaches', '--all', '-n', namespace, '--wait=false']);
-  // The composed Objects too: an XR is gone before its Objects are, and an Object deleted in a
-  // terminating namespace never is (provider-kubernetes must first record a ProviderConfigUsage
-  // there, which the namespace refuses), so the namespace would hang in Terminating.
   await eventually(
-    'every XR and Object gone',
-    () =>
-      ['modelcaches', 'modelcachehydrations', 'modelreplicas', 'objects.kubernetes.m.crossplane.io'].every(
-        (kind) => list('control-plane', kind, namespace).length === 0,
-      ),
+    'every XR gone',
+    () => ['modelcaches', 'modelcachehydrations'].every((kind) => list('control-plane', kind, namespace).length === 0),
     { timeoutMs: 180_000 },
   );
   kubectl('control-plane', ['delete', 'namespace', namespace, '--ignore-not-found', '--wait=true', '--timeout=120s']);
