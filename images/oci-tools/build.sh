@@ -3,9 +3,9 @@
 # `make tools` builds (there is no registry to pull them from here):
 #
 #   gcr.io/go-containerregistry/crane/debug:<v>  RESOLVER_IMAGE's name and version
-#       (functions/lib/src/settings.ts): crane built at that version, and
-#       busybox at /busybox, as the upstream debug image has them (the Job runs
-#       /busybox/sh; crane on PATH).
+#       (functions/lib/src/settings.ts): crane built at that version, on the
+#       busybox image with /busybox for its shell, as upstream's debug image
+#       has them (the Job runs /busybox/sh; crane on PATH).
 #   registry.k8s.io/kubectl:<KUBERNETES_VERSION>  the plane's kubectl on busybox:
 #       the Job's publisher when the plane's HydrationSettings name it (the
 #       default, PUBLISHER_IMAGE, is another kubectl release, not built here),
@@ -29,13 +29,10 @@ trap 'rm -rf "$work"' EXIT
 layer() { tar -C "$1" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$2" .; }
 t0=$SECONDS
 
-mkdir -p "$work/resolver/busybox" "$work/resolver/ko-app" "$work/resolver/tmp"
-cp /bin/busybox "$work/resolver/busybox/busybox"
-for applet in $(/bin/busybox --list); do
-	[[ "$applet" == busybox ]] || ln -sf busybox "$work/resolver/busybox/$applet"
-done
+# On the busybox image node.sh pushes: /busybox is its /bin, as the debug image's shell path.
+mkdir -p "$work/resolver/ko-app"
+ln -s bin "$work/resolver/busybox"
 cp "$RESOLVER_CRANE" "$work/resolver/ko-app/crane"
-chmod 1777 "$work/resolver/tmp"
 layer "$work/resolver" "$work/resolver.tar"
 
 mkdir -p "$work/kubectl/usr/local/bin"
@@ -43,7 +40,7 @@ cp "$KUBECTL" "$work/kubectl/usr/local/bin/kubectl"
 layer "$work/kubectl" "$work/kubectl.tar"
 
 {
-	"$CRANE" append --oci-empty-base -f "$work/resolver.tar" -t "$registry/$resolver"
+	"$CRANE" append -b "$registry/docker.io/library/busybox:1.35.0" -f "$work/resolver.tar" -t "$registry/$resolver"
 	"$CRANE" mutate "$registry/$resolver" --set-platform "linux/$arch" -e PATH=/ko-app:/busybox \
 		--entrypoint /ko-app/crane -t "$registry/$resolver"
 	"$CRANE" append -b "$registry/docker.io/library/busybox:1.35.0" -f "$work/kubectl.tar" \

@@ -15,61 +15,47 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { REMOTE_NAMESPACE, asArray, getIn, getString, hydrationName, isObject, modelDirectory } from '#lib';
 import type { JsonObject } from '#lib';
 import { sha256 } from '../support/fake-hub.js';
-import { PLANE_HAS_NODES, removeStory, volumeOnNode } from './hub/client.js';
-import { HUB_FILES } from './hub/repo.js';
+import { PLANE_HAS_NODES, volumeOnNode } from './hub/client.js';
 import {
-  ENGINE_STANDIN_IMAGE,
-  apply,
-  condition,
-  engineDeployments,
-  eventually,
-  getObject,
-  inferenceCluster,
-  kubectl,
-  kubectlOk,
-  list,
-  reasonOf,
-  setInferenceClusterStatus,
-} from './plane.js';
+  ENGINE_TEST_TIMEOUT,
+  ENGINE_WAIT as WAIT,
+  HUB_FILE_SHAS,
+  closeStory,
+  engineFiles,
+  nodeOf,
+  openStory,
+  readShas,
+  servingPod,
+  standinPods,
+  standinReplica,
+} from './hub/engine.js';
+import { HUB_FILES } from './hub/repo.js';
+import { apply, engineDeployments, eventually, getObject, kubectl, list, reasonOf } from './plane.js';
 
 const NAMESPACE = 'e2e-node-claim';
 const CACHE = 'filled';
 const REPLICA = 'filled-chat';
 const CLUSTER = 'cluster-c';
-const NODE = `${CLUSTER}-node`;
-const POOL = 'e2e-standin';
 /** The team's own claim in the workload namespace, and the directory in it that holds the model. */
 const CLAIM = 'team-weights';
 const SUB_PATH = 'tiny-chat';
-const WAIT = { timeoutMs: 300_000 };
 
 const hydration = (): JsonObject | undefined =>
   getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, CLUSTER), NAMESPACE);
-const replica = (): JsonObject | undefined => getObject('control-plane', 'modelreplica', REPLICA, NAMESPACE);
-const enginePods = (): JsonObject[] =>
-  list(CLUSTER, 'pods', REMOTE_NAMESPACE).filter(
-    (pod) =>
-      (getString(pod, 'metadata', 'name') ?? '').startsWith(`${REPLICA}-`) &&
-      asArray(getIn(pod, 'spec', 'containers')).some((c) => isObject(c) && c['image'] === ENGINE_STANDIN_IMAGE),
-  );
 const filesOnDisk = (dir: string): Record<string, string> =>
   Object.fromEntries(HUB_FILES.map((f) => [f.path, sha256(readFileSync(join(dir, SUB_PATH, f.path)))]));
-const expected = Object.fromEntries(HUB_FILES.map((f) => [f.path, sha256(f.content)]));
 
 describe.skipIf(!PLANE_HAS_NODES)('real pods on real nodes: an engine reads a team’s own claim through the mount contract', () => {
   let claimUid: string | undefined;
   let volumeDir = '';
 
   afterAll(async () => {
-    kubectl('control-plane', ['delete', 'modelreplica', REPLICA, '-n', NAMESPACE, '--wait=false']);
-    await eventually('the replica gone', () => list('control-plane', 'modelreplicas', NAMESPACE).length === 0, { timeoutMs: 180_000 });
-    await removeStory(NAMESPACE);
+    await closeStory(NAMESPACE, REPLICA, CLUSTER);
     kubectl(CLUSTER, ['delete', 'pvc', CLAIM, '-n', REMOTE_NAMESPACE, '--ignore-not-found', '--wait=false']);
-    kubectl(CLUSTER, ['label', 'node', NODE, 'modelplane.ai/pool-']);
   });
 
   it('observes a claim the team filled, and says the cache is Ready on that cluster', async () => {
-    kubectlOk(CLUSTER, ['label', 'node', NODE, `modelplane.ai/pool=${POOL}`, '--overwrite']);
+    openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-claim');
     apply(CLUSTER, {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
@@ -88,12 +74,6 @@ describe.skipIf(!PLANE_HAS_NODES)('real pods on real nodes: an engine reads a te
       writeFileSync(path, file.content);
     }
 
-    apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-    apply('control-plane', inferenceCluster(CLUSTER, { 'modelplane.ai/node-claim': 'yes' }));
-    setInferenceClusterStatus(CLUSTER, {
-      providerConfigRef: { name: CLUSTER },
-      cache: { storageClassName: 'modelplane-rwx', imageVolumes: true },
-    });
     apply('control-plane', {
       apiVersion: 'modelplane.ai/v1alpha1',
       kind: 'ModelCache',
@@ -114,59 +94,22 @@ describe.skipIf(!PLANE_HAS_NODES)('real pods on real nodes: an engine reads a te
 
   it(
     'schedules the engine with its device onto the node, and it reads the claim’s directory',
-    { timeout: 2 * WAIT.timeoutMs + 60_000 },
+    { timeout: ENGINE_TEST_TIMEOUT },
     async () => {
-      apply('control-plane', {
-        apiVersion: 'modelplane.ai/v1alpha1',
-        kind: 'ModelReplica',
-        metadata: { name: REPLICA, namespace: NAMESPACE },
-        spec: {
-          clusterName: CLUSTER,
-          modelCacheRef: { name: CACHE },
-          serving: { mode: 'Unified' },
-          engines: [
-            {
-              name: 'main',
-              copies: 1,
-              members: [
-                {
-                  role: 'Standalone',
-                  nodePoolName: POOL,
-                  deviceRequests: [{ name: 'gpu', deviceClassName: 'gpu.example.com', count: 1 }],
-                  // A directory: vLLM reads it as it is (no revision).
-                  template: {
-                    spec: { containers: [{ name: 'engine', image: ENGINE_STANDIN_IMAGE, args: ['--model=$(MODELPLANE_MODEL)'] }] },
-                  },
-                },
-              ],
-            },
-          ],
-        },
-      });
-      const pod = await eventually(
-        'the engine pod Ready on cluster-c',
-        () => enginePods().find((p) => getString(condition(p, 'Ready') ?? {}, 'status') === 'True'),
-        { ...WAIT, describe: () => JSON.stringify(enginePods().map((p) => getIn(p, 'status'))) },
-      );
-      expect(getIn(pod, 'spec', 'nodeName')).toBe(NODE);
+      // A directory: vLLM reads it as it is (no revision).
+      apply('control-plane', standinReplica(NAMESPACE, REPLICA, CLUSTER, CACHE, ['--model=$(MODELPLANE_MODEL)']));
+      const pod = await servingPod(NAMESPACE, REPLICA, CLUSTER);
+      expect(getIn(pod, 'spec', 'nodeName')).toBe(nodeOf(CLUSTER));
       // The team's claim itself, mounted read-only at the contract's directory.
       const volumes = asArray(getIn(pod, 'spec', 'volumes')).filter(isObject);
       expect(volumes.map((v) => getString(v, 'persistentVolumeClaim', 'claimName')).filter(Boolean)).toEqual([CLAIM]);
-      await eventually('the replica Serving', () => reasonOf(replica(), 'ModelReady') === 'Serving', {
-        ...WAIT,
-        describe: () => JSON.stringify(getIn(replica(), 'status', 'conditions')),
-      });
       expect(engineDeployments(CLUSTER, REPLICA)).toHaveLength(1);
 
-      const ip = getString(pod, 'status', 'podIP');
-      const files = (await (await fetch(`http://${ip}:8000/files`)).json()) as JsonObject;
+      const files = await engineFiles(pod);
       expect(getIn(files, 'source')).toBe('directory');
       expect(getString(files, 'model')).toBe(modelDirectory(SUB_PATH));
       expect(asArray(getIn(files, 'devices'))).toHaveLength(1);
-      const read = asArray(getIn(files, 'files'))
-        .filter(isObject)
-        .map((f) => [getString(f, 'path'), getString(f, 'sha256')]);
-      expect(Object.fromEntries(read)).toEqual(expected);
+      expect(readShas(files)).toEqual(HUB_FILE_SHAS);
     },
   );
 
@@ -178,10 +121,10 @@ describe.skipIf(!PLANE_HAS_NODES)('real pods on real nodes: an engine reads a te
       () => ['modelreplicas', 'modelcaches', 'modelcachehydrations'].every((kind) => list('control-plane', kind, NAMESPACE).length === 0),
       { timeoutMs: 180_000 },
     );
-    await eventually('no engine pod left on cluster-c', () => enginePods().length === 0, { timeoutMs: 120_000 });
+    await eventually('no engine pod left on cluster-c', () => standinPods(CLUSTER, REPLICA).length === 0, { timeoutMs: 120_000 });
     const after = volumeOnNode(CLUSTER, CLAIM);
     expect(getString(after.pvc, 'metadata', 'uid')).toBe(claimUid);
     expect(getString(after.pvc, 'status', 'phase')).toBe('Bound');
-    expect(filesOnDisk(volumeDir)).toEqual(expected);
+    expect(filesOnDisk(volumeDir)).toEqual(HUB_FILE_SHAS);
   });
 });

@@ -28,7 +28,7 @@ import {
 import type { JsonObject } from '#lib';
 import { HUGGINGFACE_HUB_VERSION, artifactOf, hubMarker } from '../../functions/compose-model-cache-hydration/src/huggingface.js';
 import { sha256, type Recorded } from '../support/fake-hub.js';
-import { PLANE_HAS_NODES as NODES, hub, removeStory, snapshotDir, volumeOnNode } from './hub/client.js';
+import { cacheStaged, PLANE_HAS_NODES as NODES, hub, removeStory, snapshotDir, volumeOnNode } from './hub/client.js';
 import { HUB_FILES, HUB_REPO, hubRevision } from './hub/repo.js';
 import {
   PYPI_INDEX_URL,
@@ -39,7 +39,6 @@ import {
   getObject,
   inferenceCluster,
   list,
-  reasonOf,
   setInferenceClusterStatus,
 } from './plane.js';
 
@@ -137,14 +136,7 @@ describe.skipIf(!NODES)('the pip path on a real node: the stock Python image ins
   it('downloaded from the hub, and the cache is Ready on the cluster', async () => {
     const requests = (await hub('requests')) as Recorded[];
     expect(requests.filter((r) => r.method === 'GET' && r.url === `/${HUB_REPO}/resolve/${COMMIT}/model.safetensors`)).not.toHaveLength(0);
-    const cache = await eventually(
-      'the ModelCache Ready',
-      () => {
-        const found = getObject('control-plane', 'modelcache', CACHE, NAMESPACE);
-        return reasonOf(found, 'ArtifactReady') === 'Staged' ? found : undefined;
-      },
-      WAIT,
-    );
+    const cache = await cacheStaged(NAMESPACE, CACHE, WAIT);
     expect(getIn(cache, 'status', 'summary', 'ready')).toBe('1/1');
     const [entry] = asArray(getIn(cache, 'status', 'clusters')).filter(isObject);
     expect(entry).toMatchObject({ name: CLUSTER, phase: 'Ready' });

@@ -27,7 +27,7 @@ import {
 import type { JsonObject } from '#lib';
 import { artifactOf, hubMarker } from '../../functions/compose-model-cache-hydration/src/huggingface.js';
 import { sha256, type Recorded } from '../support/fake-hub.js';
-import { PLANE_HAS_NODES as NODES, hub, removeStory, snapshotDir, volumeOnNode } from './hub/client.js';
+import { cacheStaged, PLANE_HAS_NODES as NODES, hub, removeStory, snapshotDir, volumeOnNode } from './hub/client.js';
 import { HUB_FILES, HUB_GATED_REPO, HUB_TOKEN, hubRevision } from './hub/repo.js';
 import {
   E2E_HF_TOKEN,
@@ -243,14 +243,7 @@ describe.skipIf(!NODES)('real pods on real nodes: a gated HuggingFace cache stag
         WAIT,
       );
     }
-    const cache = await eventually(
-      'the ModelCache Ready on both clusters',
-      () => {
-        const found = getObject('control-plane', 'modelcache', CACHE, NAMESPACE);
-        return reasonOf(found, 'ArtifactReady') === 'Staged' ? found : undefined;
-      },
-      WAIT,
-    );
+    const cache = await cacheStaged(NAMESPACE, CACHE, WAIT);
     expect(getIn(cache, 'status', 'summary', 'ready')).toBe('2/2');
     const entries = asArray(getIn(cache, 'status', 'clusters')).filter(isObject);
     expect(names(entries.map((e) => ({ metadata: { name: e['name'] ?? '' } })))).toEqual([...STAGED]);

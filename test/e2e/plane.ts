@@ -162,8 +162,22 @@ export function pick(object: unknown, ...fields: string[]): JsonObject {
   return out;
 }
 
+/** What a Standalone replica's one member runs and asks for (the defaults: vLLM on an NVIDIA GPU in the a100 pool). */
+export interface StandaloneMember {
+  image?: string;
+  args?: string[];
+  nodePoolName?: string;
+  deviceClassName?: string;
+}
+
 /** A ModelReplica serving one Standalone vLLM engine on one GPU, from a cache, on one cluster. */
-export function standaloneReplica(namespace: string, name: string, cluster: string, cache: string): JsonObject {
+export function standaloneReplica(
+  namespace: string,
+  name: string,
+  cluster: string,
+  cache: string,
+  member: StandaloneMember = {},
+): JsonObject {
   return {
     apiVersion: 'modelplane.ai/v1alpha1',
     kind: 'ModelReplica',
@@ -179,11 +193,17 @@ export function standaloneReplica(namespace: string, name: string, cluster: stri
           members: [
             {
               role: 'Standalone',
-              nodePoolName: 'a100',
-              deviceRequests: [{ name: 'gpu', deviceClassName: 'gpu.nvidia.com', count: 1 }],
+              nodePoolName: member.nodePoolName ?? 'a100',
+              deviceRequests: [{ name: 'gpu', deviceClassName: member.deviceClassName ?? 'gpu.nvidia.com', count: 1 }],
               template: {
                 spec: {
-                  containers: [{ name: 'engine', image: 'vllm/vllm-openai:v0.11.0', args: ['--model=$(MODELPLANE_MODEL)'] }],
+                  containers: [
+                    {
+                      name: 'engine',
+                      image: member.image ?? 'vllm/vllm-openai:v0.11.0',
+                      args: member.args ?? ['--model=$(MODELPLANE_MODEL)'],
+                    },
+                  ],
                 },
               },
             },

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { REMOTE_NAMESPACE, getString, type JsonObject } from '#lib';
 import type { Faults } from '../../support/fake-hub.js';
-import { STATE_DIR, WORKLOAD_CLUSTERS, eventually, getObject, kubectl, list, type ApiServer } from '../plane.js';
+import { STATE_DIR, WORKLOAD_CLUSTERS, eventually, getObject, kubectl, list, reasonOf, type ApiServer } from '../plane.js';
 import { HUB_PORT } from './repo.js';
 
 /** `make up` with MODELPLANE_UP_NODES=1 leaves each node's pids in its state directory. */
@@ -37,6 +37,18 @@ export const repoFolder = (repo: string): string => `models--${repo.replace('/',
 
 /** Where the hub layout keeps a repository's snapshot of a commit, under a cache directory. */
 export const snapshotDir = (cache: string, repo: string, commit: string): string => join(cache, repoFolder(repo), 'snapshots', commit);
+
+/** Wait for a ModelCache to say its artifact is Staged (Ready on every cluster it selects); the ModelCache. */
+export function cacheStaged(namespace: string, cache: string, options: { timeoutMs: number }): Promise<JsonObject> {
+  return eventually(
+    `the ModelCache ${cache} Ready`,
+    () => {
+      const found = getObject('control-plane', 'modelcache', cache, namespace);
+      return reasonOf(found, 'ArtifactReady') === 'Staged' ? found : undefined;
+    },
+    options,
+  );
+}
 
 /** The end of a node story: its ModelCaches and their hydrations gone, then its namespace and the InferenceClusters. */
 export async function removeStory(namespace: string): Promise<void> {

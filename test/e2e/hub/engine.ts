@@ -1,0 +1,107 @@
+// What the node stories with an engine pod share (nodes-serving, nodes-claim,
+// nodes-oci): the cluster set up as a platform team would (its node in the
+// replica's pool, its InferenceCluster labelled for the story), a replica of
+// the vLLM stand-in asking for one fake GPU of the nodes' DRA driver, the wait
+// for its pod to be Ready and the replica Serving, what the engine says it
+// read, and the end of the story.
+
+import { REMOTE_NAMESPACE, asArray, getIn, getString, isObject, type JsonObject } from '#lib';
+import { sha256 } from '../../support/fake-hub.js';
+import {
+  ENGINE_STANDIN_IMAGE,
+  apply,
+  condition,
+  eventually,
+  getObject,
+  inferenceCluster,
+  kubectl,
+  kubectlOk,
+  list,
+  reasonOf,
+  setInferenceClusterStatus,
+  standaloneReplica,
+  type ApiServer,
+} from '../plane.js';
+import { removeStory } from './client.js';
+import { HUB_FILES } from './repo.js';
+
+type Cluster = Exclude<ApiServer, 'control-plane'>;
+
+/** The node pool the stories' replicas name; the composed pods select it by modelplane.ai/pool. */
+export const ENGINE_POOL = 'e2e-standin';
+/** The DeviceClass dra-example-driver publishes its fake GPUs under (node.sh). */
+export const FAKE_GPU_CLASS = 'gpu.example.com';
+/** A Job's pod, an image pull, an engine's start and its readiness probe (30 s before its first try). */
+export const ENGINE_WAIT = { timeoutMs: 300_000 };
+/** A test that waits for the engine pod and then for Serving holds both waits, so a stall ends in their sentence. */
+export const ENGINE_TEST_TIMEOUT = 2 * ENGINE_WAIT.timeoutMs + 60_000;
+/** What the stand-in must have read: the hub repository's files by sha256. */
+export const HUB_FILE_SHAS: Record<string, string> = Object.fromEntries(HUB_FILES.map((f) => [f.path, sha256(f.content)]));
+
+export const nodeOf = (cluster: Cluster): string => `${cluster}-node`;
+
+/** The story's namespace, its cluster's node in the pool, and its InferenceCluster labelled `label: yes`. */
+export function openStory(namespace: string, cluster: Cluster, label: string): void {
+  kubectlOk(cluster, ['label', 'node', nodeOf(cluster), `modelplane.ai/pool=${ENGINE_POOL}`, '--overwrite']);
+  apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  apply('control-plane', inferenceCluster(cluster, { [label]: 'yes' }));
+  setInferenceClusterStatus(cluster, {
+    providerConfigRef: { name: cluster },
+    cache: { storageClassName: 'modelplane-rwx', imageVolumes: true },
+  });
+}
+
+/** The replica gone, then the story's caches and namespace, then the node out of the pool. */
+export async function closeStory(namespace: string, replica: string, cluster: Cluster): Promise<void> {
+  kubectl('control-plane', ['delete', 'modelreplica', replica, '-n', namespace, '--wait=false']);
+  await eventually('the replica gone', () => list('control-plane', 'modelreplicas', namespace).length === 0, { timeoutMs: 180_000 });
+  await removeStory(namespace);
+  kubectl(cluster, ['label', 'node', nodeOf(cluster), 'modelplane.ai/pool-']);
+}
+
+/** A replica whose one engine is the vLLM stand-in with one fake GPU, in the stories' pool. */
+export const standinReplica = (namespace: string, name: string, cluster: Cluster, cache: string, args: string[]): JsonObject =>
+  standaloneReplica(namespace, name, cluster, cache, {
+    image: ENGINE_STANDIN_IMAGE,
+    args,
+    nodePoolName: ENGINE_POOL,
+    deviceClassName: FAKE_GPU_CLASS,
+  });
+
+export const replicaOf = (namespace: string, name: string): JsonObject | undefined =>
+  getObject('control-plane', 'modelreplica', name, namespace);
+
+/** The replica's engine pods on its cluster (its Deployment's, running the stand-in). */
+export const standinPods = (cluster: Cluster, replica: string): JsonObject[] =>
+  list(cluster, 'pods', REMOTE_NAMESPACE).filter(
+    (pod) =>
+      (getString(pod, 'metadata', 'name') ?? '').startsWith(`${replica}-`) &&
+      asArray(getIn(pod, 'spec', 'containers')).some((c) => isObject(c) && c['image'] === ENGINE_STANDIN_IMAGE),
+  );
+
+/** Wait for the replica's engine pod to be Ready, then for the replica to say Serving; the pod. */
+export async function servingPod(namespace: string, replica: string, cluster: Cluster): Promise<JsonObject> {
+  const pod = await eventually(
+    `the engine pod Ready on ${cluster}`,
+    () => standinPods(cluster, replica).find((p) => getString(condition(p, 'Ready') ?? {}, 'status') === 'True'),
+    { ...ENGINE_WAIT, describe: () => JSON.stringify(standinPods(cluster, replica).map((p) => getIn(p, 'status'))) },
+  );
+  await eventually('the replica Serving', () => reasonOf(replicaOf(namespace, replica), 'ModelReady') === 'Serving', {
+    ...ENGINE_WAIT,
+    describe: () => JSON.stringify(getIn(replicaOf(namespace, replica), 'status', 'conditions')),
+  });
+  return pod;
+}
+
+/** The stand-in's own GET /files (a pod's IP is routed from the host). */
+export async function engineFiles(pod: JsonObject): Promise<JsonObject> {
+  return (await (await fetch(`http://${getString(pod, 'status', 'podIP')}:8000/files`)).json()) as JsonObject;
+}
+
+/** What the stand-in says it read: each file's path and sha256. */
+export const readShas = (files: JsonObject): Record<string, string | undefined> =>
+  Object.fromEntries(
+    asArray(getIn(files, 'files'))
+      .filter(isObject)
+      .map((f) => [getString(f, 'path') ?? '', getString(f, 'sha256')]),
+  );
