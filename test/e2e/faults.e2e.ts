@@ -20,6 +20,8 @@
 // starts: the sampling sees engines when there are some.
 
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject, replicaNames, type JsonObject } from '#lib';
 import {
@@ -36,6 +38,7 @@ import {
   reasonOf,
   setInferenceClusterStatus,
   standaloneReplica,
+  STATE_DIR,
   type ApiServer,
 } from './plane.js';
 import { planeProcess, restart, running, stop, type PlaneProcess } from './processes.js';
@@ -51,10 +54,20 @@ const LABEL = { tier: 'modelplane.ai/tier', waiting: 'e2e-faults/waiting', twent
 /** Everything converges within this of a fault's end (issue 29: "about a minute"; a failing Object's backoff reaches 60 s). */
 const CONVERGE_MS = 90_000;
 /**
- * Crossplane calls a function it can't reach, and says the call failed, within this: it polls every 5 s on
- * this plane, and a call waits for the function up to its step's timeout (60 s by default) before it fails.
+ * Crossplane calls a function it can't reach, and says the call failed, within this. The test pokes the
+ * hydrations right after the kill, so a reconcile starts at once rather than on its next TTL requeue (our
+ * responses' 60 s, jittered); that call then waits for the function (gRPC waitForReady) until the
+ * reconcile's own two-minute deadline (Crossplane's composite reconciler), and only then is Synced=False
+ * written: 120 s, plus margin for a loaded machine. (CI once saw more than 150 s without the poke.)
  */
-const CALLED_WHILE_DOWN_MS = 150_000;
+const CALLED_WHILE_DOWN_MS = 180_000;
+/**
+ * Once the function server is back, Crossplane's gRPC client connects again on its own reconnect backoff
+ * (grpc-go's default: 1 s growing 1.6× a try, ±20 %, at most 120 s), not when the server starts: after the
+ * two minutes above, its next try comes up to about 80 s later (seen: 80 s). Convergence is timed from that
+ * first call; the call itself must come within the backoff's cap with its jitter.
+ */
+const RECONNECT_MS = 144_000;
 /** A workload API server is stopped for this long. */
 const API_SERVER_OUTAGE_MS = 120_000;
 
@@ -213,6 +226,15 @@ const succeeds = (command: string, ...args: string[]): boolean => spawnSync(comm
 /** Crossplane's and the provider's health endpoints: plain HTTP on loopback. */
 const httpOk = (url: string): boolean => succeeds('curl', '-fsS', '--max-time', '2', url);
 const portOpen = (port: number): boolean => succeeds('bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${port}`);
+/** When a function server, restarted at `since`, answered its first RunFunction since then (its log: a line a call). */
+function firstCallSince(name: string, since: number): number | undefined {
+  for (const line of readFileSync(join(STATE_DIR, 'logs', `${name}.log`), 'utf8').split('\n')) {
+    if (!line.includes('"msg":"RunFunction"')) continue;
+    const at = Date.parse(getString(JSON.parse(line) as JsonObject, 'time') ?? '');
+    if (at >= since) return at;
+  }
+  return undefined;
+}
 const apiServerReady = (server: ApiServer): boolean => kubectl(server, ['get', '--raw', '/readyz']).code === 0;
 
 /** The plane's processes stopped by a fault and not started again yet: afterAll starts them, whatever failed. */
@@ -333,35 +355,43 @@ describe('faults on a real control plane', () => {
     expectInvariants(before, steadyEngine);
   });
 
-  it('survives kill -9 of a function server that Crossplane calls while it is down', async () => {
-    const name = 'compose-model-cache-hydration';
-    const port = 19444; // common.sh FUNCTION_PORTS, in FUNCTIONS' order
-    const server = await bringDown(name, 'SIGKILL');
-    const killed = Date.now();
-    // Crossplane called it and failed: its XRs' Synced says so, naming the function.
-    const failed = await watched(
-      'a ModelCacheHydration whose last reconcile could not call the function',
-      () =>
-        list('control-plane', 'modelcachehydrations', NAMESPACE).find((hydration) => {
-          const synced = condition(hydration, 'Synced');
-          return (
-            getString(synced ?? {}, 'status') === 'False' && /compose-model-cache-hydration/.test(getString(synced ?? {}, 'message') ?? '')
-          );
-        }),
-      CALLED_WHILE_DOWN_MS,
-    );
-    expect(getString(condition(failed, 'Synced') ?? {}, 'message')).toMatch(
-      /Unavailable|connection refused|dial|DeadlineExceeded|deadline exceeded/,
-    );
-    const outage = Date.now() - killed;
-    bringUp(server);
-    await answers(name, () => portOpen(port));
-    const back = Date.now();
-    figures.push(
-      `function server killed: Crossplane called it and failed after ${Math.round(outage / 1000)} s; converged ${await converged(back)} s after it was back`,
-    );
-    expectInvariants(before, steadyEngine);
-  });
+  it(
+    'survives kill -9 of a function server that Crossplane calls while it is down',
+    async () => {
+      const name = 'compose-model-cache-hydration';
+      const port = 19444; // common.sh FUNCTION_PORTS, in FUNCTIONS' order
+      const server = await bringDown(name, 'SIGKILL');
+      const killed = Date.now();
+      // A metadata change is a watch event: every hydration reconciles now and calls the dead server.
+      kubectl('control-plane', ['annotate', '--overwrite', 'modelcachehydrations', '--all', '-n', NAMESPACE, `e2e-faults/poked=${killed}`]);
+      // Crossplane called it and failed: its XRs' Synced says so, naming the function.
+      const failed = await watched(
+        'a ModelCacheHydration whose last reconcile could not call the function',
+        () =>
+          list('control-plane', 'modelcachehydrations', NAMESPACE).find((hydration) => {
+            const synced = condition(hydration, 'Synced');
+            return (
+              getString(synced ?? {}, 'status') === 'False' &&
+              /compose-model-cache-hydration/.test(getString(synced ?? {}, 'message') ?? '')
+            );
+          }),
+        CALLED_WHILE_DOWN_MS,
+      );
+      expect(getString(condition(failed, 'Synced') ?? {}, 'message')).toMatch(
+        /Unavailable|connection refused|dial|DeadlineExceeded|deadline exceeded/,
+      );
+      const back = Date.now();
+      const outage = back - killed;
+      bringUp(server);
+      await answers(name, () => portOpen(port));
+      const firstCall = await watched('Crossplane calling the restarted server', () => firstCallSince(name, back), RECONNECT_MS);
+      figures.push(
+        `function server killed: Crossplane called it and failed after ${Math.round(outage / 1000)} s; back, it was called again ${Math.round((firstCall - back) / 1000)} s later (gRPC reconnect backoff); converged ${await converged(firstCall)} s after that call`,
+      );
+      expectInvariants(before, steadyEngine);
+    },
+    CALLED_WHILE_DOWN_MS + RECONNECT_MS + CONVERGE_MS + 60_000,
+  );
 
   /** Stop a control-plane process with `signal` for `downMs`, start it again, and converge once it is ready. */
   async function restartAndConverge(
