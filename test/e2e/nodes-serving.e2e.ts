@@ -8,13 +8,20 @@
 // there, loads the model offline through the mount contract (HF_HUB_OFFLINE=1,
 // snapshot_download(local_files_only=True)) and serves /health; its /files
 // says what it read (checked against the hub) and which device it was given.
+// Then the cluster leaves the cache's selector and comes back (issue 28.4,
+// nothing that exists is lost): the replica keeps it, the running engine pod,
+// its claim and the files on the node's disk stay as they were, and selecting
+// it again downloads nothing.
 //
 // On a plane without nodes it is skipped.
 
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CACHE_MOUNT_PATH, REMOTE_NAMESPACE, asArray, getIn, getString, hydrationName, isObject } from '#lib';
+import { CACHE_MOUNT_PATH, REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject } from '#lib';
 import type { JsonObject } from '#lib';
-import { PLANE_HAS_NODES, hub, setFaults, snapshotDir } from './hub/client.js';
+import { sha256, type Recorded } from '../support/fake-hub.js';
+import { PLANE_HAS_NODES, hub, setFaults, snapshotDir, volumeOnNode } from './hub/client.js';
 import {
   ENGINE_TEST_TIMEOUT,
   ENGINE_WAIT as WAIT,
@@ -31,7 +38,7 @@ import {
   standinReplica,
 } from './hub/engine.js';
 import { HUB_REPO, hubRevision } from './hub/repo.js';
-import { apply, engineDeployments, eventually, getObject, reasonOf } from './plane.js';
+import { apply, condition, engineDeployments, eventually, getObject, kubectlOk, reasonOf } from './plane.js';
 
 const NAMESPACE = 'e2e-node-serving';
 const CACHE = 'served';
@@ -39,9 +46,43 @@ const REPLICA = 'served-chat';
 const CLUSTER = 'cluster-a';
 const COMMIT = hubRevision().commit;
 const WEIGHTS = 'model.safetensors';
+const LABEL = 'modelplane.ai/node-serving';
+const CLAIM = cacheNames(NAMESPACE, CACHE).pvc;
+
+/** The cache's status entry for the cluster. */
+const entry = (): JsonObject | undefined =>
+  asArray(getIn(getObject('control-plane', 'modelcache', CACHE, NAMESPACE), 'status', 'clusters'))
+    .filter(isObject)
+    .find((e) => e['name'] === CLUSTER);
+
+/** The hub's GETs of the weights so far (a download asks for them at least once). */
+const weightGets = async (): Promise<number> =>
+  ((await hub('requests')) as Recorded[]).filter((r) => r.method === 'GET' && r.url.endsWith(`/resolve/${COMMIT}/${WEIGHTS}`)).length;
 
 const hydration = (): JsonObject | undefined =>
   getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, CLUSTER), NAMESPACE);
+
+/** What must outlive the cluster leaving the selector and coming back. */
+interface Existing {
+  claim: string;
+  pods: { uid?: string; restarts: number[]; ready?: string }[];
+  files: Record<string, string>;
+}
+
+/** The claim's uid, the engine pods' uids, restarts and readiness, and each staged file's sha256 on the node's disk. */
+function whatExists(): Existing {
+  const { pvc, dir } = volumeOnNode(CLUSTER, CLAIM);
+  const snapshot = snapshotDir(dir, HUB_REPO, COMMIT);
+  const pods = standinPods(CLUSTER, REPLICA).map((pod) => ({
+    uid: getString(pod, 'metadata', 'uid'),
+    restarts: asArray(getIn(pod, 'status', 'containerStatuses'))
+      .filter(isObject)
+      .map((c) => Number(c['restartCount'])),
+    ready: getString(condition(pod, 'Ready') ?? {}, 'status'),
+  }));
+  const files = Object.fromEntries(readdirSync(snapshot).map((file) => [file, sha256(readFileSync(join(snapshot, file)))]));
+  return { claim: getString(pvc, 'metadata', 'uid') ?? 'gone', pods, files };
+}
 
 describe.skipIf(!PLANE_HAS_NODES)(
   'real pods on real nodes: an engine with a DRA device reads the staged model through the mount contract',
@@ -119,5 +160,38 @@ describe.skipIf(!PLANE_HAS_NODES)(
         expect(readShas(files)).toEqual(HUB_FILE_SHAS);
       },
     );
+
+    it('keeps the claim, its files and the running engine when the cluster is deselected, and downloads nothing when it is selected again', async () => {
+      const before = whatExists();
+      expect(before.files).toEqual(HUB_FILE_SHAS);
+      expect(before.pods.map((p) => [p.ready, p.restarts])).toEqual([['True', [0]]]);
+      const downloads = await weightGets();
+
+      // Deselected while the replica runs there: retained, as it was.
+      kubectlOk('control-plane', ['label', 'inferencecluster', CLUSTER, `${LABEL}=no`, '--overwrite']);
+      await eventually('cluster-a retained for the replica', () => /retained/.test(getString(entry() ?? {}, 'message') ?? ''), {
+        ...WAIT,
+        describe: () => JSON.stringify(entry()),
+      });
+      expect(getString(entry() ?? {}, 'phase')).toBe('Ready');
+      expect(whatExists()).toEqual(before);
+      const pod = standinPods(CLUSTER, REPLICA)[0];
+      expect((await fetch(`http://${getString(pod ?? {}, 'status', 'podIP')}:8000/health`)).status).toBe(200);
+
+      // Selected again: a member as before, Ready on the same claim with no new download.
+      kubectlOk('control-plane', ['label', 'inferencecluster', CLUSTER, `${LABEL}=yes`, '--overwrite']);
+      await eventually(
+        'cluster-a a member again, Ready',
+        () => {
+          const found = entry();
+          return getString(found ?? {}, 'phase') === 'Ready' && !/retained/.test(getString(found ?? {}, 'message') ?? '');
+        },
+        { ...WAIT, describe: () => JSON.stringify(entry()) },
+      );
+      expect(reasonOf(hydration(), 'ArtifactReady')).toBe('Staged');
+      expect(reasonOf(replicaOf(NAMESPACE, REPLICA), 'ModelReady')).toBe('Serving');
+      expect(whatExists()).toEqual(before);
+      expect(await weightGets(), 'the weights asked for again').toBe(downloads);
+    });
   },
 );
