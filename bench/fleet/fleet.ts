@@ -35,6 +35,7 @@ import {
 import {
   busySecondsOfProcStat,
   changedObjects,
+  breakerTriggers,
   circuitCounts,
   circuitLogLines,
   etcdMutations,
@@ -143,7 +144,14 @@ export interface FleetResult {
   ready: boolean;
   /** What was still missing when the run gave up, when it did. */
   timedOut?: string;
-  converge: { cpuSecondsPerMinute: Record<string, number>; circuit: Record<string, number> };
+  converge: {
+    cpuSecondsPerMinute: Record<string, number>;
+    circuit: Record<string, number>;
+    /** Control-plane write requests per minute, apply → Ready (or the give-up), by verb and resource. */
+    writes?: Rate[];
+    /** "Circuit breaker is open" log lines by the XR's kind and the kind of the source that triggered it. */
+    triggers?: Record<string, number>;
+  };
   rest?: {
     seconds: number;
     /** Write requests (apiserver_request_total: a no-op apply counts too). */
@@ -349,6 +357,7 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
 
   const standIn = new StandIn(plane.workloads, rig);
   const cpuAtApply = cpuSnapshot(plane.stateDir);
+  const writesAtApply = await writesOf(plane.control);
   const t0 = Date.now();
   await applyObject(plane.control, modelCache(rig), 'modelcaches');
   standIn.start();
@@ -407,6 +416,8 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
   const cpuAtReady = cpuSnapshot(plane.stateDir);
   const convergeSeconds = (Date.now() - t0) / 1000;
   const circuitAtReady = await crossplaneCircuit();
+  const convergeWrites = ratesPerMinute(writesAtApply, await writesOf(plane.control), convergeSeconds);
+  const triggers = breakerTriggers(circuitLogLines(logSince(logFile(plane.stateDir, 'crossplane'), logOffsets.get('crossplane') ?? 0)));
   const summary = ((cache?.['status'] as Json | undefined)?.['summary'] as Json | undefined) ?? {};
   const timedOut =
     tReady === undefined
@@ -509,7 +520,12 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
     summary,
     ready: tReady !== undefined,
     ...(timedOut ? { timedOut } : {}),
-    converge: { cpuSecondsPerMinute: cpuPerMinute(cpuAtApply, cpuAtReady, convergeSeconds), circuit: deltas(startCircuit, circuitAtReady) },
+    converge: {
+      cpuSecondsPerMinute: cpuPerMinute(cpuAtApply, cpuAtReady, convergeSeconds),
+      circuit: deltas(startCircuit, circuitAtReady),
+      writes: convergeWrites,
+      triggers,
+    },
     ...(rest ? { rest } : {}),
     circuitLog: { lines: crossplaneLog.length, first: crossplaneLog.slice(0, 3).map((line) => line.slice(0, 300)) },
     largest,

@@ -151,6 +151,33 @@ export function circuitLogLines(log: string): string[] {
   return log.split('\n').filter((line) => /circuit|too many watch events/i.test(line));
 }
 
+/**
+ * What Crossplane says opened each breaker it logs as open ("triggered-by": the most frequent watch
+ * event source in the XR's recent events, `Kind/name (namespace)`), counted by the XR's kind and the
+ * source's kind: which level hears too much, and from what.
+ */
+export function breakerTriggers(lines: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of lines) {
+    let entry: unknown;
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (typeof entry !== 'object' || entry === null) continue;
+    const fields = entry as Record<string, unknown>;
+    if (fields['msg'] !== 'Circuit breaker is open') continue;
+    const by = typeof fields['triggered-by'] === 'string' ? fields['triggered-by'] : '';
+    const controller = typeof fields['controller'] === 'string' ? fields['controller'] : '';
+    const xr = /^composite\/([^.]+)\./.exec(controller)?.[1] ?? controller;
+    const source = by.split('/')[0] || 'unknown';
+    const key = `${xr} ← ${source}`;
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return Object.fromEntries(Object.entries(out).sort(([a, x], [b, y]) => y - x || a.localeCompare(b)));
+}
+
 export const round = (value: number, digits = 1): number => {
   const scale = 10 ** digits;
   return Math.round(value * scale) / scale;

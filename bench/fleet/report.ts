@@ -130,11 +130,19 @@ export function convergeCpuTable(results: readonly FleetResult[]): string {
       num(cpu['provider-kubernetes']),
       functionSum(cpu),
       num(outsidePlane(cpu)),
+      (r.converge.writes ?? [])
+        .slice(0, 3)
+        .map((w) => `${w.what} ${w.perMinute}`)
+        .join('; ') || '—',
+      Object.entries(r.converge.triggers ?? {})
+        .slice(0, 3)
+        .map(([what, count]) => `${what} ${count}×`)
+        .join('; ') || '—',
     ].join(' | ');
   });
   return [
-    '| N | apiserver | 3 workload apiservers | etcd | Crossplane | provider | functions | others on the machine |',
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| N | apiserver | 3 workload apiservers | etcd | Crossplane | provider | functions | others on the machine | control-plane write requests/min (top 3) | breakers opened by (XR ← source kind) |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
     ...rows.map((row) => `| ${row} |`),
   ].join('\n');
 }
@@ -154,7 +162,7 @@ export function generated(results: readonly FleetResult[], header: string): stri
     '',
     restTable(results),
     '',
-    '**CPU-seconds per minute while converging** (apply → Ready):',
+    '**While converging** (apply → Ready; CPU-seconds per minute, write requests per minute, and what the breakers that opened heard most):',
     '',
     convergeCpuTable(results),
     '',

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { hydrationName, workloadNamespace } from '#lib';
 import {
+  breakerTriggers,
   busySecondsOfProcStat,
   changedObjects,
   etcdMutations,
@@ -141,6 +142,27 @@ describe('metrics', () => {
         'crossplane_circuit_breaker_events_total{result=Dropped}': 40,
       }),
     ).toBe('opened 3×, closed 2×, 40 events dropped');
+  });
+
+  it('counts the breakers Crossplane logs as open by the XR’s kind and the kind of what triggered them', () => {
+    const open = (xr: string, by: string): string =>
+      // Crossplane's log line names the controller twice (the definition's, then the XR's); the last one counts.
+      `{"level":"info","msg":"Circuit breaker is open","controller":"defined/compositeresourcedefinition.apiextensions.crossplane.io","controller":"composite/${xr}.modelplane.ai","triggered-by":"${by}"}`;
+    const lines = [
+      open('modelcachehydrations', 'Object/fleet-n10-1 (fleet-bench)'),
+      open('modelcachehydrations', 'Object/fleet-n10-2 (fleet-bench)'),
+      open('modelcacheshards', 'ModelCacheHydration/h-1 (fleet-bench)'),
+      open('modelcachehydrations', 'ModelCacheHydration/h-2 (fleet-bench)'),
+      '{"level":"info","msg":"Circuit breaker closed"}',
+      'not json at all: circuit',
+    ];
+    expect(breakerTriggers(lines)).toEqual({
+      'modelcachehydrations ← Object': 2,
+      'modelcachehydrations ← ModelCacheHydration': 1,
+      'modelcacheshards ← ModelCacheHydration': 1,
+    });
+    expect(Object.keys(breakerTriggers(lines))[0]).toBe('modelcachehydrations ← Object');
+    expect(breakerTriggers([])).toEqual({});
   });
 });
 
