@@ -4,7 +4,7 @@
 
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { REMOTE_NAMESPACE, getString, type JsonObject } from '#lib';
+import { REMOTE_NAMESPACE, getIn, getString, type JsonObject } from '#lib';
 import type { Faults } from '../../support/fake-hub.js';
 import { STATE_DIR, WORKLOAD_CLUSTERS, eventually, getObject, kubectl, list, reasonOf, type ApiServer } from '../plane.js';
 import { HUB_PORT } from './repo.js';
@@ -50,13 +50,34 @@ export function cacheStaged(namespace: string, cache: string, options: { timeout
   );
 }
 
-/** The end of a node story: its ModelCaches and their hydrations gone, then its namespace and the InferenceClusters. */
+/**
+ * The end of a node story: its ModelCaches and their hydrations gone, then every Object they composed, then
+ * its namespace and the InferenceClusters. The namespace goes last on purpose: a namespaced Object still
+ * deleting in a terminating namespace never finishes (provider-kubernetes re-creates its
+ * ProviderConfigUsage on every reconcile, which a terminating namespace refuses: crossplane-runtime#1150),
+ * and the namespace then stays Terminating for good. A claim's Object outlives its XR while a finished
+ * Job's pod still holds the claim (the PVC protection controller waits for it, and the Job's TTL is
+ * minutes), so the story's finished Jobs are deleted here, as their TTL would later.
+ */
 export async function removeStory(namespace: string): Promise<void> {
   kubectl('control-plane', ['delete', 'modelcaches', '--all', '-n', namespace, '--wait=false']);
   await eventually(
     'every XR gone',
     () => ['modelcaches', 'modelcachehydrations'].every((kind) => list('control-plane', kind, namespace).length === 0),
     { timeoutMs: 180_000 },
+  );
+  const story = `modelplane.ai/namespace=${namespace}`;
+  for (const cluster of WORKLOAD_CLUSTERS) kubectl(cluster, ['delete', 'jobs', '-A', '-l', story, '--wait=false']);
+  await eventually(
+    'every Object of the story gone',
+    () => list('control-plane', 'objects.kubernetes.m.crossplane.io', namespace).length === 0,
+    {
+      timeoutMs: 180_000,
+      describe: () =>
+        list('control-plane', 'objects.kubernetes.m.crossplane.io', namespace)
+          .map((o) => `${getString(o, 'metadata', 'name')}: ${JSON.stringify(getIn(o, 'status', 'conditions'))}`)
+          .join('; '),
+    },
   );
   kubectl('control-plane', ['delete', 'namespace', namespace, '--ignore-not-found', '--wait=true', '--timeout=120s']);
   kubectl('control-plane', ['delete', 'inferenceclusters', ...WORKLOAD_CLUSTERS, '--ignore-not-found']);
