@@ -23,8 +23,9 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject, replicaNames, type JsonObject } from '#lib';
+import { REMOTE_NAMESPACE, cacheNames, getIn, getString, hydrationName, replicaNames, type JsonObject } from '#lib';
 import {
+  clusterEntry,
   apply,
   condition,
   engineDeployments,
@@ -99,10 +100,6 @@ const cacheOf = (name: string): JsonObject | undefined => getObject('control-pla
 const replicaOf = (name: string): JsonObject | undefined => getObject('control-plane', 'modelreplica', name, NAMESPACE);
 const hydrationOf = (cache: string, cluster: Cluster): JsonObject | undefined =>
   getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, cache, cluster), NAMESPACE);
-const entryOf = (cache: JsonObject | undefined, cluster: Cluster): JsonObject | undefined =>
-  asArray(getIn(cache, 'status', 'clusters'))
-    .filter(isObject)
-    .find((entry) => entry['name'] === cluster);
 const uidOf = (object: JsonObject | undefined): string | undefined => getString(object ?? {}, 'metadata', 'uid');
 const isTrue = (object: JsonObject | undefined, type: string): boolean => getString(condition(object, type) ?? {}, 'status') === 'True';
 
@@ -456,15 +453,15 @@ describe('faults on a real control plane', () => {
       'the ModelCache saying faults-a is unreachable',
       () => {
         const found = cacheOf(STEADY);
-        return getIn(entryOf(found, 'faults-a'), 'unreachable', 'since') !== undefined ? found : undefined;
+        return getIn(clusterEntry(found, 'faults-a'), 'unreachable', 'since') !== undefined ? found : undefined;
       },
       60_000,
       () => JSON.stringify(getIn(cacheOf(STEADY), 'status')),
     );
-    expect(getIn(entryOf(cache, 'faults-a'), 'phase')).toBe('Ready');
-    expect(getIn(entryOf(cache, 'faults-a'), 'mount')).toBeDefined();
+    expect(getIn(clusterEntry(cache, 'faults-a'), 'phase')).toBe('Ready');
+    expect(getIn(clusterEntry(cache, 'faults-a'), 'mount')).toBeDefined();
     expect(getIn(cache, 'status', 'summary', 'unreachable')).toBe(1);
-    expect(getIn(entryOf(cache, 'faults-b'), 'unreachable')).toBeUndefined();
+    expect(getIn(clusterEntry(cache, 'faults-b'), 'unreachable')).toBeUndefined();
     // The replica is not told its cache went away: it still reads a Ready cluster with its mount.
     expect(['Hydrating', 'HydrationFailed']).not.toContain(reasonOf(replicaOf('steady-chat'), 'ModelAccepted'));
 
@@ -477,7 +474,7 @@ describe('faults on a real control plane', () => {
       `cluster-a's API server stopped ${Math.round((back - stoppedAt) / 1000)} s: unreachable on the hydration after ${Math.round((seenAt - stoppedAt) / 1000)} s; converged (the roll-up cleared) ${await converged(back)} s after it was ready`,
     );
     expect(getIn(hydrationOf(STEADY, 'faults-a'), 'status', 'unreachable')).toBeUndefined();
-    expect(getIn(entryOf(cacheOf(STEADY), 'faults-a'), 'unreachable')).toBeUndefined();
+    expect(getIn(clusterEntry(cacheOf(STEADY), 'faults-a'), 'unreachable')).toBeUndefined();
     expectInvariants(before, steadyEngine);
   });
 

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
 import {
+  clusterEntry,
   E2E_HF_TOKEN,
   WORKLOAD_CLUSTERS,
   apply,
@@ -65,13 +66,6 @@ const cacheOf = (name: string): JsonObject | undefined => getObject('control-pla
 const replicaOf = (name: string): JsonObject | undefined => getObject('control-plane', 'modelreplica', name, NAMESPACE);
 const hydrationOf = (cache: string, cluster: string): JsonObject | undefined =>
   getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, cache, cluster), NAMESPACE);
-
-/** The cache's entry for one cluster in status.clusters[]. */
-function entryOf(cache: JsonObject | undefined, cluster: string): JsonObject | undefined {
-  return asArray(getIn(cache, 'status', 'clusters'))
-    .filter(isObject)
-    .find((entry) => entry['name'] === cluster);
-}
 
 function remoteNames(cluster: ApiServer, resource: string): string[] {
   return names(list(cluster, resource, REMOTE));
@@ -183,7 +177,7 @@ describe('the lifecycle on a real control plane', () => {
     );
     expect(getIn(cache, 'status', 'summary', 'ready')).toBe('2/2');
     for (const cluster of ['cluster-a', 'cluster-b'] as const) {
-      const entry = entryOf(cache, cluster)!;
+      const entry = clusterEntry(cache, cluster)!;
       expect(entry['phase']).toBe('Ready');
       expect(getIn(entry, 'mount', 'volumes')).toEqual([{ name: 'model-cache', persistentVolumeClaim: { claimName: hf.pvc } }]);
       expect(asArray(getIn(entry, 'mount', 'env'))).toContainEqual({ name: 'MODELPLANE_MODEL', value: 'Qwen/Qwen3-0.6B' });
@@ -223,7 +217,7 @@ describe('the lifecycle on a real control plane', () => {
     await eventually(
       'cluster-a retained',
       () => {
-        const entry = entryOf(cacheOf('qwen'), 'cluster-a');
+        const entry = clusterEntry(cacheOf('qwen'), 'cluster-a');
         return entry !== undefined && /retained/i.test(JSON.stringify(entry)) ? entry : undefined;
       },
       { describe: () => JSON.stringify(getIn(cacheOf('qwen'), 'status')) },
@@ -236,7 +230,7 @@ describe('the lifecycle on a real control plane', () => {
     await eventually('cluster-a reclaimed: its hydration gone', () => hydrationOf('qwen', 'cluster-a') === undefined);
     await eventually("cluster-a's PVC deleted", () => !remoteNames('cluster-a', 'pvc').includes(hf.pvc));
     expect(remoteNames('cluster-b', 'pvc')).toContain(hf.pvc);
-    expect(entryOf(cacheOf('qwen'), 'cluster-b')?.['phase']).toBe('Ready');
+    expect(clusterEntry(cacheOf('qwen'), 'cluster-b')?.['phase']).toBe('Ready');
   });
 
   it('reports a failed Job as HydrationFailed on the child, the parent and a replica', async () => {
@@ -309,11 +303,11 @@ describe('the lifecycle on a real control plane', () => {
       'the OCI cache Ready on cluster-b',
       () => {
         const found = cacheOf('qwen-oci');
-        return entryOf(found, 'cluster-b')?.['phase'] === 'Ready' ? found : undefined;
+        return clusterEntry(found, 'cluster-b')?.['phase'] === 'Ready' ? found : undefined;
       },
       { describe: () => JSON.stringify(getIn(cacheOf('qwen-oci'), 'status')) },
     );
-    const volume = asArray(getIn(entryOf(cache, 'cluster-b'), 'mount', 'volumes'))[0];
+    const volume = asArray(getIn(clusterEntry(cache, 'cluster-b'), 'mount', 'volumes'))[0];
     expect(getIn(volume, 'csi', 'driver')).toBe('model.csi.modelpack.org');
   });
 
@@ -335,9 +329,9 @@ describe('the lifecycle on a real control plane', () => {
     kubelet('cluster-b', 'bind-claims');
     const cache = await eventually('the PVC cache Ready on cluster-b', () => {
       const found = cacheOf('qwen-pvc');
-      return entryOf(found, 'cluster-b')?.['phase'] === 'Ready' ? found : undefined;
+      return clusterEntry(found, 'cluster-b')?.['phase'] === 'Ready' ? found : undefined;
     });
-    expect(getIn(entryOf(cache, 'cluster-b'), 'mount', 'volumes')).toEqual([
+    expect(getIn(clusterEntry(cache, 'cluster-b'), 'mount', 'volumes')).toEqual([
       { name: 'model-cache', persistentVolumeClaim: { claimName: 'qwen-weights', readOnly: true } },
     ]);
   });
@@ -351,7 +345,7 @@ describe('the lifecycle on a real control plane', () => {
       },
     );
     await eventually('Crossplane to look again', () => {
-      const entry = entryOf(cacheOf('qwen'), 'cluster-b');
+      const entry = clusterEntry(cacheOf('qwen'), 'cluster-b');
       return entry?.['phase'] === 'Ready' && getIn(hydrationOf('qwen', 'cluster-b'), 'status', 'phase') === 'Ready';
     });
     expect(remoteNames('cluster-b', 'jobs')).not.toContain(hf.job);

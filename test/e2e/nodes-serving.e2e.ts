@@ -38,7 +38,7 @@ import {
   standinReplica,
 } from './hub/engine.js';
 import { HUB_REPO, hubRevision } from './hub/repo.js';
-import { apply, condition, engineDeployments, eventually, getObject, kubectlOk, reasonOf } from './plane.js';
+import { apply, clusterEntry, condition, engineDeployments, eventually, getObject, kubectlOk, reasonOf } from './plane.js';
 
 const NAMESPACE = 'e2e-node-serving';
 const CACHE = 'served';
@@ -50,10 +50,7 @@ const LABEL = 'modelplane.ai/node-serving';
 const CLAIM = cacheNames(NAMESPACE, CACHE).pvc;
 
 /** The cache's status entry for the cluster. */
-const entry = (): JsonObject | undefined =>
-  asArray(getIn(getObject('control-plane', 'modelcache', CACHE, NAMESPACE), 'status', 'clusters'))
-    .filter(isObject)
-    .find((e) => e['name'] === CLUSTER);
+const entry = (): JsonObject | undefined => clusterEntry(getObject('control-plane', 'modelcache', CACHE, NAMESPACE), CLUSTER);
 
 /** The hub's GETs of the weights so far (a download asks for them at least once). */
 const weightGets = async (): Promise<number> =>

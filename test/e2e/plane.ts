@@ -138,6 +138,12 @@ export const reasonOf = (object: JsonObject | undefined, type: string): string |
 export const messageOf = (object: JsonObject | undefined, type: string): string | undefined =>
   getString(condition(object, type) ?? {}, 'message');
 
+/** One cluster's entry of a ModelCache's (or a shard's) status.clusters[]. */
+export const clusterEntry = (cache: JsonObject | undefined, cluster: string): JsonObject | undefined =>
+  asArray(getIn(cache, 'status', 'clusters'))
+    .filter(isObject)
+    .find((entry) => entry['name'] === cluster);
+
 /** The engine Deployments a replica composed on a workload cluster (not its endpoint picker's). */
 export function engineDeployments(cluster: ApiServer, replica: string): JsonObject[] {
   return list(cluster, 'deployments', REMOTE_NAMESPACE).filter(

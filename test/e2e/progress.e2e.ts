@@ -20,6 +20,7 @@ import { REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName,
 import { REPO_ROOT } from '../support/server.js';
 import { asShown, checkOrUpdate } from './excerpts.js';
 import {
+  clusterEntry,
   type ApiServer,
   eventually,
   getObject as read,
@@ -84,12 +85,6 @@ function composedKeys(xr: JsonObject | undefined): string[] {
     .sort();
 }
 
-/** One cluster's entry of the cache's status.clusters[], without its mount (shown once, on its own). */
-function entryOf(found: JsonObject | undefined, cluster: Cluster): JsonObject | undefined {
-  const entry = asArray(getIn(found, 'status', 'clusters')).find((e) => getString(e, 'name') === cluster);
-  return isObject(entry) ? entry : undefined;
-}
-
 /** `kubectl get` as a person types it, without the AGE column (a moment, different on every run). */
 function table(resource: string): string[] {
   const lines = kubectlOk('control-plane', ['get', resource, '-n', NAMESPACE]).trimEnd().split('\n');
@@ -127,7 +122,7 @@ async function cacheAt(summary: string, each: (entry: JsonObject) => boolean): P
     `the cache at ${summary}`,
     () => {
       const found = settled(cache());
-      const entries = CLUSTERS.map((cluster) => entryOf(found, cluster));
+      const entries = CLUSTERS.map((cluster) => clusterEntry(found, cluster));
       return getIn(found, 'status', 'summary', 'progress') === summary && entries.every((e) => e !== undefined && each(e))
         ? found
         : undefined;
@@ -195,7 +190,7 @@ describe('progress on the live plane: a cache going 0% → 37% → 100% → veri
       'both clusters Hydrating',
       () => {
         const found = settled(cache());
-        return CLUSTERS.every((c) => getString(entryOf(found, c), 'phase') === 'Hydrating') ? found : undefined;
+        return CLUSTERS.every((c) => getString(clusterEntry(found, c), 'phase') === 'Hydrating') ? found : undefined;
       },
       { ...STEP_WAIT, describe: () => JSON.stringify(getIn(cache(), 'status')) },
     );
@@ -223,9 +218,9 @@ describe('progress on the live plane: a cache going 0% → 37% → 100% → veri
     const done = Math.floor(TOTAL * 0.372);
     await reportEverywhere(report({ bytesDone: done, filesDone: 3 }));
     const found = await cacheAt('37%', (e) => getIn(e, 'progress', 'percent') === 37);
-    excerpt('cache-37', { status: { summary: getIn(found, 'status', 'summary'), clusters: CLUSTERS.map((c) => entryOf(found, c)) } });
+    excerpt('cache-37', { status: { summary: getIn(found, 'status', 'summary'), clusters: CLUSTERS.map((c) => clusterEntry(found, c)) } });
     excerpt('get-37', { modelcaches: table('modelcaches'), modelcachehydrations: table('modelcachehydrations') });
-    expect(getString(entryOf(found, 'progress-a'), 'message')).toBe(
+    expect(getString(clusterEntry(found, 'progress-a'), 'message')).toBe(
       `downloading Qwen/Qwen3-0.6B@main include=["*.json","*.safetensors"] to PVC ${REMOTE_NAMES.pvc} on progress-a: 37% (538.9 MiB of 1.4 GiB, 3 of 10 files)`,
     );
   });
@@ -236,10 +231,10 @@ describe('progress on the live plane: a cache going 0% → 37% → 100% → veri
     excerpt('cache-100', {
       status: {
         summary: getIn(found, 'status', 'summary'),
-        clusters: CLUSTERS.map((c) => pick(entryOf(found, c), 'name', 'phase', 'message')),
+        clusters: CLUSTERS.map((c) => pick(clusterEntry(found, c), 'name', 'phase', 'message')),
       },
     });
-    expect(CLUSTERS.map((c) => getString(entryOf(found, c), 'phase'))).toEqual(['Hydrating', 'Hydrating']);
+    expect(CLUSTERS.map((c) => getString(clusterEntry(found, c), 'phase'))).toEqual(['Hydrating', 'Hydrating']);
   });
 
   it('step 5: verified, the Jobs complete: Ready on both, the mount pinned to the commit', async () => {
@@ -257,14 +252,14 @@ describe('progress on the live plane: a cache going 0% → 37% → 100% → veri
       },
       { ...STEP_WAIT, describe: () => JSON.stringify(getIn(cache(), 'status')) },
     );
-    const entry = entryOf(found, 'progress-a');
+    const entry = clusterEntry(found, 'progress-a');
     expect(pick(entry, 'phase', 'verified', 'commit')).toEqual({ phase: 'Ready', verified: true, commit: COMMIT });
     expect(getIn(entry, 'mount', 'env')).toContainEqual({ name: 'MODELPLANE_MODEL_REVISION', value: COMMIT });
     excerpt('cache-ready', {
       status: {
         summary: getIn(found, 'status', 'summary'),
         clusters: CLUSTERS.map((c) => {
-          const e = entryOf(found, c);
+          const e = clusterEntry(found, c);
           return {
             ...pick(e, 'name', 'phase', 'progress', 'verified', 'commit', 'sizeGiB'),
             mount: { env: getIn(e, 'mount', 'env') as JsonValue },

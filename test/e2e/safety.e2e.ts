@@ -11,6 +11,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
 import {
+  clusterEntry,
   apply,
   condition,
   eventually,
@@ -149,9 +150,7 @@ describe('lifecycle safety on a real control plane', () => {
     expect(getIn(latched, 'status', 'attempts')).toBe(3);
     expect(artifactMessage(latched)).toMatch(/BackoffLimitExceeded|backoff limit/);
     const cache = getObject('control-plane', 'modelcache', 'flaky', NAMESPACE);
-    const entry = asArray(getIn(cache, 'status', 'clusters'))
-      .filter(isObject)
-      .find((e) => e['name'] === 'safety-a');
+    const entry = clusterEntry(cache, 'safety-a');
     expect(entry?.['phase']).toBe('Failed');
     expect(entry?.['attempts']).toBe(3);
   });

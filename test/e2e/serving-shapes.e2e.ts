@@ -22,6 +22,7 @@ import { REMOTE_NAMESPACE, asArray, getIn, getObject, getString, isObject, repli
 import { REPO_ROOT } from '../support/server.js';
 import { asShown, checkOrUpdate } from './excerpts.js';
 import {
+  clusterEntry,
   type ApiServer,
   apply,
   condition,
@@ -152,11 +153,7 @@ const GANG = replica(GANG_REPLICA, DYNAMO, {
 const replicaOf = (name: string): JsonObject | undefined => read('control-plane', 'modelreplica', name, NAMESPACE);
 const cacheOf = (): JsonObject | undefined => read('control-plane', 'modelcache', CACHE, NAMESPACE);
 
-function entryOf(cluster: string): JsonObject | undefined {
-  return asArray(getIn(cacheOf(), 'status', 'clusters'))
-    .filter(isObject)
-    .find((entry) => entry['name'] === cluster);
-}
+const entryOf = (cluster: string): JsonObject | undefined => clusterEntry(cacheOf(), cluster);
 
 /** The engine workloads on a workload cluster: Deployments with an `engine` container, LeaderWorkerSets, PodCliqueSets. */
 function engineWorkloads(cluster: ApiServer): JsonObject[] {
