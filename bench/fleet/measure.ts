@@ -124,19 +124,25 @@ export interface FunctionCalls {
   maxDurationMs: number;
 }
 
+/** The JSON records of a log's lines that contain `marker` (a line that is not a JSON object is skipped). */
+function logRecords(log: string, marker: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const line of log.split('\n')) {
+    if (!line.includes(marker)) continue;
+    try {
+      const entry: unknown = JSON.parse(line);
+      if (typeof entry === 'object' && entry !== null && !Array.isArray(entry)) out.push(entry as Record<string, unknown>);
+    } catch {
+      // Not a JSON line (a panic's stack, a truncated write): not a record.
+    }
+  }
+  return out;
+}
+
 /** The RunFunction lines of a function's JSON log (each logs its request's and response's bytes). */
 export function functionCalls(log: string): FunctionCalls {
   const out: FunctionCalls = { calls: 0, maxRequestBytes: 0, maxResponseBytes: 0, maxDurationMs: 0 };
-  for (const line of log.split('\n')) {
-    if (!line.includes('"msg":"RunFunction"')) continue;
-    let entry: unknown;
-    try {
-      entry = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    if (typeof entry !== 'object' || entry === null) continue;
-    const record = entry as Record<string, unknown>;
+  for (const record of logRecords(log, '"msg":"RunFunction"')) {
     const num = (key: string): number => (typeof record[key] === 'number' ? record[key] : 0);
     out.calls += 1;
     out.maxRequestBytes = Math.max(out.maxRequestBytes, num('bytes'));
@@ -158,16 +164,7 @@ export function circuitLogLines(log: string): string[] {
  */
 export function breakerTriggers(lines: readonly string[]): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const line of lines) {
-    let entry: unknown;
-    try {
-      entry = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    if (typeof entry !== 'object' || entry === null) continue;
-    const fields = entry as Record<string, unknown>;
-    if (fields['msg'] !== 'Circuit breaker is open') continue;
+  for (const fields of logRecords(lines.join('\n'), '"msg":"Circuit breaker is open"')) {
     const by = typeof fields['triggered-by'] === 'string' ? fields['triggered-by'] : '';
     const controller = typeof fields['controller'] === 'string' ? fields['controller'] : '';
     const xr = /^composite\/([^.]+)\./.exec(controller)?.[1] ?? controller;

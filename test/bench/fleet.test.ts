@@ -22,7 +22,7 @@ import {
 import { parseKubeconfig, collectionPath, mapLimit } from '../../bench/fleet/kube.js';
 import { clusterName, clusterProviderConfig, namespacesByServer, objectsPerCluster, planRig } from '../../bench/fleet/rig.js';
 import { boundClaimStatus, completedJobStatus, jobFinished } from '../../bench/fleet/standin.js';
-import { BEGIN, END, breakerCell, replaceGenerated, timingsTable } from '../../bench/fleet/report.js';
+import { BEGIN, END, breakerCell, convergeCpuTable, replaceGenerated, timingsTable } from '../../bench/fleet/report.js';
 import type { FleetResult } from '../../bench/fleet/fleet.js';
 
 describe('the rig', () => {
@@ -317,6 +317,28 @@ describe('the page', () => {
     expect(table).toHaveLength(4);
     expect(table[2]).toBe('| 10 | 1 | 6 s | 20 s | 70 s | 50 s | 120 s | Ready, 10/10 | 40 s |');
     expect(table[3]).toBe('| 300 | 3 | 6 s | 20 s | 70 s | — | — | not Ready (0/300) | not gone: 3 Objects |');
+  });
+
+  it('shows, while converging, the top three write requests and what opened the breakers, or a dash', () => {
+    const measured: FleetResult = {
+      ...result(100, true),
+      converge: {
+        cpuSecondsPerMinute: { 'apiserver (control plane)': 52.9 },
+        circuit: {},
+        writes: [
+          { what: 'PUT objects', perMinute: 1521.2 },
+          { what: 'PUT objects/status', perMinute: 1415.2 },
+          { what: 'APPLY objects', perMinute: 900 },
+          { what: 'POST events', perMinute: 10 },
+        ],
+        triggers: { 'modelcachehydrations ← Object': 695, 'modelcacheshards ← ModelCacheHydration': 5 },
+      },
+    };
+    const [, , row, bare] = convergeCpuTable([measured, result(10, true)]).split('\n');
+    expect(row).toContain('| PUT objects 1521.2; PUT objects/status 1415.2; APPLY objects 900 |');
+    expect(row).not.toContain('POST events');
+    expect(row).toMatch(/\| modelcachehydrations ← Object 695×; modelcacheshards ← ModelCacheHydration 5× \|$/);
+    expect(bare).toMatch(/\| — \| — \|$/);
   });
 
   it('replaces only its own part of the page, or appends it', () => {
