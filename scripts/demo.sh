@@ -103,6 +103,10 @@ while :; do
 	now="$(cp_kubectl -n "$NAMESPACE" get modelcache "$CACHE" -o jsonpath='{range .status.clusters[*]}  {.name}: {.phase}  {.progress.summary}{"  "}{.message}{"\n"}{end}' 2>/dev/null || true)"
 	ready="$(condition "modelcache/$CACHE" Ready status)"
 	summary="$(cp_kubectl -n "$NAMESPACE" get modelcache "$CACHE" -o jsonpath='{.status.summary.ready}' 2>/dev/null || true)"
+	# The replica meanwhile: it waits for its cluster's cache (its engine starts
+	# the moment demo-us-east is Ready, often before the cache's own rollup is).
+	replica="$(condition "modelreplica/$REPLICA" ModelAccepted reason)"
+	[[ -n "$now" ]] && now+=$'\n'"  $REPLICA (replica): ModelAccepted: ${replica:-not yet} $(condition "modelreplica/$REPLICA" ModelAccepted message)"
 	if [[ "$now" != "$last" && -n "$now" ]]; then
 		printf '%s  ready %s\n%s\n' "$(date +%T)" "${summary:-?}" "$now"
 		last="$now" quiet=$SECONDS
