@@ -106,7 +106,7 @@ while :; do
 	# The replica meanwhile: it waits for its cluster's cache (its engine starts
 	# the moment demo-us-east is Ready, often before the cache's own rollup is).
 	replica="$(condition "modelreplica/$REPLICA" ModelAccepted reason)"
-	[[ -n "$now" ]] && now+=$'\n'"  $REPLICA (replica): ModelAccepted: ${replica:-not yet} $(condition "modelreplica/$REPLICA" ModelAccepted message)"
+	[[ -n "$now" ]] && now+=$'\n'"  $REPLICA (replica): ModelAccepted: ${replica:-not yet}"
 	if [[ "$now" != "$last" && -n "$now" ]]; then
 		printf '%s  ready %s\n%s\n' "$(date +%T)" "${summary:-?}" "$now"
 		last="$now" quiet=$SECONDS

@@ -39,7 +39,7 @@ expect "the demo applied" '^modelcache.modelplane.ai/qwen (created|configured|un
 expect "both clusters staging, with progress" '^  demo-(us-east|eu-west): Hydrating  [0-9]+% '
 expect "both clusters Ready" '^  demo-eu-west: Ready'
 expect "the cache Ready" '^ModelCache qwen Ready on 2\/2 clusters'
-expect "the engine waiting for its cache" '^  qwen-chat-demo \(replica\): ModelAccepted: (WaitingForCache|Hydrating) '
+expect "the engine waiting for its cache" '^  qwen-chat-demo \(replica\): ModelAccepted: (WaitingForCache|Hydrating)$'
 expect "the replica serving" '^ModelReplica qwen-chat-demo serving'
 expect "what to try next" '^Try next'
 expect "how to stop it" '^Stop it all with: make down$'
