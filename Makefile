@@ -32,7 +32,7 @@ endif
 export MODELPLANE_CROSSPLANE := $(CROSSPLANE)
 unexport CROSSPLANE
 
-.PHONY: help node versions demo demo-test test-cli install build lint format typecheck unit test soak run clean bench-fleet render-tools render render-check render-update images xpkg docs bench tools tools-test up down node-check e2e e2e-nodes e2e-upgrade hf-venv embed embed-check
+.PHONY: help node versions demo demo-test test-cli install build lint format typecheck unit test soak run clean bench-fleet bench-fleet-page render-tools render render-check render-update images xpkg docs bench tools tools-test up down node-check e2e e2e-nodes e2e-upgrade hf-venv embed embed-check
 
 help: ## List the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -179,6 +179,11 @@ bench: build ## Benchmark each function against the floor (N = 1 to 1,000); upda
 bench-fleet: build tools ## The fleet benchmark on a fresh local plane, production clocks (FLEET_N="10 100 300 1000"); updates docs/fleet-benchmark.md
 	@node bench/build.mjs
 	@bash bench/fleet/run.sh
+
+bench-fleet-page: ## Rewrite docs/fleet-benchmark.md's tables and charts from the committed run (bench/fleet/results/), no plane
+	@node bench/build.mjs
+	@node bench/dist/fleet/page.js
+	@npx prettier --log-level warn --write docs/fleet-benchmark.md
 
 clean: ## Remove build outputs
 	rm -rf functions/*/dist test/render/dist bench/dist .test-results _output .bench

@@ -38,6 +38,7 @@ import {
   breakerTriggers,
   circuitCounts,
   circuitLogLines,
+  composedWatches,
   etcdMutations,
   componentOf,
   cpuSecondsOfStat,
@@ -151,6 +152,8 @@ export interface FleetResult {
     writes?: Rate[];
     /** "Circuit breaker is open" log lines by the XR's kind and the kind of the source that triggered it. */
     triggers?: Record<string, number>;
+    /** Composed-resource watches each XR controller started, apply → Ready (measure.ts, composedWatches). */
+    watches?: Record<string, number>;
   };
   rest?: {
     seconds: number;
@@ -206,6 +209,15 @@ async function crossplaneCircuit(): Promise<Map<string, number>> {
   try {
     const res = await fetch(CROSSPLANE_METRICS);
     return circuitCounts(parsePrometheus(await res.text()));
+  } catch {
+    return new Map();
+  }
+}
+
+async function crossplaneWatches(): Promise<Map<string, number>> {
+  try {
+    const res = await fetch(CROSSPLANE_METRICS);
+    return composedWatches(parsePrometheus(await res.text()));
   } catch {
     return new Map();
   }
@@ -350,6 +362,7 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
   const ns = rig.namespace;
   const logOffsets = new Map(['crossplane', ...FUNCTIONS].map((name) => [name, sizeOf(logFile(plane.stateDir, name))]));
   const startCircuit = await crossplaneCircuit();
+  const startWatches = await crossplaneWatches();
 
   const setupStart = Date.now();
   await setUp(plane, rig, log);
@@ -416,6 +429,7 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
   const cpuAtReady = cpuSnapshot(plane.stateDir);
   const convergeSeconds = (Date.now() - t0) / 1000;
   const circuitAtReady = await crossplaneCircuit();
+  const watchesAtReady = await crossplaneWatches();
   const convergeWrites = ratesPerMinute(writesAtApply, await writesOf(plane.control), convergeSeconds);
   const triggers = breakerTriggers(circuitLogLines(logSince(logFile(plane.stateDir, 'crossplane'), logOffsets.get('crossplane') ?? 0)));
   const summary = ((cache?.['status'] as Json | undefined)?.['summary'] as Json | undefined) ?? {};
@@ -525,6 +539,7 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
       circuit: deltas(startCircuit, circuitAtReady),
       writes: convergeWrites,
       triggers,
+      watches: deltas(startWatches, watchesAtReady),
     },
     ...(rest ? { rest } : {}),
     circuitLog: { lines: crossplaneLog.length, first: crossplaneLog.slice(0, 3).map((line) => line.slice(0, 300)) },

@@ -79,6 +79,26 @@ export function circuitCounts(samples: readonly Sample[]): Map<string, number> {
   return out;
 }
 
+/**
+ * How many composed-resource watches each XR controller started (Crossplane's
+ * engine_watches_started_total, type ComposedResource), by the XR's plural
+ * (`composite/modelcachehydrations.modelplane.ai` → `modelcachehydrations`).
+ * Our compositions compose one kind each, so a count above one is the same
+ * informer handed that many handlers: Crossplane v2.2 to v2.4 start one per
+ * composed resource of the reconcile that first watches the kind, and every
+ * event of that kind then reaches the controller, and its breaker, that many
+ * times (docs/fleet-benchmark.md, "Why the breakers open").
+ */
+export function composedWatches(samples: readonly Sample[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const s of samples) {
+    if (!s.name.endsWith('engine_watches_started_total') || s.labels['type'] !== 'ComposedResource') continue;
+    const controller = (s.labels['controller'] ?? '?').replace(/^composite\//, '').replace(/\..*$/, '');
+    out.set(controller, (out.get(controller) ?? 0) + s.value);
+  }
+  return out;
+}
+
 /** The differences between two snapshots of counters, every key of either (zeros left out). */
 export function deltas(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>): Record<string, number> {
   const out: Record<string, number> = {};

@@ -1,7 +1,20 @@
 // The fleet benchmark's tables (pure): what docs/fleet-benchmark.md shows
 // between its markers, from the results bench/fleet/run.ts writes.
 
-import type { FleetResult } from './fleet.js';
+import type { FleetResult, PlaneInfo } from './fleet.js';
+
+/** What bench/fleet/run.ts writes to bench/fleet/results/results.json. */
+export interface FleetRun {
+  date: string;
+  machine: string;
+  plane: PlaneInfo;
+  sizes: number[];
+  skipped: number[];
+  restSeconds: number;
+  settleSeconds: number;
+  minutes: number;
+  results: FleetResult[];
+}
 
 export const BEGIN = '<!-- fleet-benchmark:begin (bench/fleet/run.ts writes this part) -->';
 export const END = '<!-- fleet-benchmark:end -->';
@@ -138,12 +151,49 @@ export function convergeCpuTable(results: readonly FleetResult[]): string {
         .slice(0, 3)
         .map(([what, count]) => `${what} ${count}×`)
         .join('; ') || '—',
+      r.converge.watches === undefined
+        ? '—'
+        : Object.entries(r.converge.watches)
+            .map(([controller, count]) => `${controller} ${count}`)
+            .join(', ') || 'none (running from an earlier N)',
     ].join(' | ');
   });
   return [
-    '| N | apiserver | 3 workload apiservers | etcd | Crossplane | provider | functions | others on the machine | control-plane write requests/min (top 3) | breakers opened by (XR ← source kind) |',
-    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
+    '| N | apiserver | 3 workload apiservers | etcd | Crossplane | provider | functions | others on the machine | control-plane write requests/min (top 3) | breakers opened by (XR ← source kind) | composed-resource watches started (one kind each: more is each event counted that many times) |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- |',
     ...rows.map((row) => `| ${row} |`),
+  ].join('\n');
+}
+
+/**
+ * The run as two Mermaid charts (GitHub draws them): how long the fan-out
+ * takes to exist, and what it costs the control plane's API server beside our
+ * functions, per N. Only the N that reached each figure are drawn. BENCHMARKS.md
+ * carries the same text (test/bench/fleet.test.ts holds it to results.json).
+ */
+export function charts(results: readonly FleetResult[]): string {
+  const timed = results.filter((r) => r.applyToHydrations !== undefined && r.applyToObjects !== undefined);
+  const cpu = results.filter((r) => r.converge.cpuSecondsPerMinute['apiserver (control plane)'] !== undefined);
+  const axis = (rs: readonly FleetResult[]): string => `x-axis "clusters" [${rs.map((r) => `"N = ${r.n}"`).join(', ')}]`;
+  const series = (values: readonly (number | undefined)[]): string => `[${values.map((v) => v ?? 0).join(', ')}]`;
+  return [
+    '```mermaid',
+    'xychart-beta',
+    '    title "Seconds from apply: every hydration (bars), every Object (line)"',
+    `    ${axis(timed)}`,
+    '    y-axis "seconds"',
+    `    bar ${series(timed.map((r) => r.applyToHydrations))}`,
+    `    line ${series(timed.map((r) => r.applyToObjects))}`,
+    '```',
+    '',
+    '```mermaid',
+    'xychart-beta',
+    '    title "CPU-seconds a minute while converging: control-plane API server (bars), our functions (line)"',
+    `    ${axis(cpu)}`,
+    '    y-axis "CPU-seconds a minute (2 cores: 120)"',
+    `    bar ${series(cpu.map((r) => r.converge.cpuSecondsPerMinute['apiserver (control plane)']))}`,
+    `    line ${series(cpu.map((r) => functionSum(r.converge.cpuSecondsPerMinute)))}`,
+    '```',
   ].join('\n');
 }
 
@@ -153,6 +203,8 @@ export function generated(results: readonly FleetResult[], header: string): stri
     BEGIN,
     '',
     header,
+    '',
+    charts(results),
     '',
     '**Timings** (production clocks; wall-clock seconds from applying the ModelCache):',
     '',
@@ -172,6 +224,18 @@ export function generated(results: readonly FleetResult[], header: string): stri
     '',
     END,
   ].join('\n');
+}
+
+/** The run's one-line header: when, where, on which clocks. */
+export function runHeader(run: FleetRun): string {
+  const { plane } = run;
+  return (
+    `Run ${run.date.slice(0, 16).replace('T', ' ')} UTC on ${run.machine}; clocks ${plane.clocks} ` +
+    `(poll ${plane.poll}; Crossplane flags: ${plane.crossplaneFlags || 'none, its defaults'}), ` +
+    `workload namespaces ${plane.workloadNamespace}; ${run.minutes} min of plane time` +
+    (run.skipped.length ? `; not run (budget spent): N = ${run.skipped.join(', ')}` : '') +
+    '. Raw figures: `bench/fleet/results/`.'
+  );
 }
 
 /** The page with its generated part replaced (or appended when the markers are missing). */

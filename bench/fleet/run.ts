@@ -14,7 +14,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { openPlane, runFleet, type FleetResult } from './fleet.js';
-import { generated, replaceGenerated } from './report.js';
+import { generated, replaceGenerated, runHeader, type FleetRun } from './report.js';
 
 const repo = process.cwd();
 const stateDir = process.env['MODELPLANE_UP_DIR'] ?? join(repo, '_output', 'up');
@@ -71,7 +71,7 @@ try {
 }
 
 const machine = `${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB`;
-const run = {
+const run: FleetRun = {
   date: new Date().toISOString(),
   machine,
   plane: plane.info,
@@ -83,11 +83,5 @@ const run = {
   results,
 };
 writeFileSync(join(resultsDir, 'results.json'), `${JSON.stringify(run, null, 2)}\n`);
-const header =
-  `Run ${run.date.slice(0, 16).replace('T', ' ')} UTC on ${machine}; clocks ${plane.info.clocks} ` +
-  `(poll ${plane.info.poll}; Crossplane flags: ${plane.info.crossplaneFlags || 'none, its defaults'}), ` +
-  `workload namespaces ${plane.info.workloadNamespace}; ${run.minutes} min of plane time` +
-  (skipped.length ? `; not run (budget spent): N = ${skipped.join(', ')}` : '') +
-  '. Raw figures: `bench/fleet/results/`.';
-writeFileSync(page, replaceGenerated(readFileSync(page, 'utf8'), generated(results, header)));
+writeFileSync(page, replaceGenerated(readFileSync(page, 'utf8'), generated(results, runHeader(run))));
 log(`wrote ${resultsDir}/results.json and the tables in docs/fleet-benchmark.md`);

@@ -1,14 +1,18 @@
 // The fleet benchmark's pure parts (bench/fleet/): the rig's layout, what it
 // reads off metrics, /proc and logs, the stand-in's status writes, the tables.
 
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hydrationName, workloadNamespace } from '#lib';
+import { REPO_ROOT } from '#testing';
 import {
   breakerTriggers,
   busySecondsOfProcStat,
   changedObjects,
   etcdMutations,
   circuitCounts,
+  composedWatches,
   componentOf,
   cpuSecondsOfStat,
   deltas,
@@ -22,7 +26,7 @@ import {
 import { parseKubeconfig, collectionPath, mapLimit } from '../../bench/fleet/kube.js';
 import { clusterName, clusterProviderConfig, namespacesByServer, objectsPerCluster, planRig } from '../../bench/fleet/rig.js';
 import { boundClaimStatus, completedJobStatus, jobFinished } from '../../bench/fleet/standin.js';
-import { BEGIN, END, breakerCell, convergeCpuTable, replaceGenerated, timingsTable } from '../../bench/fleet/report.js';
+import { BEGIN, END, breakerCell, charts, convergeCpuTable, replaceGenerated, timingsTable } from '../../bench/fleet/report.js';
 import type { FleetResult } from '../../bench/fleet/fleet.js';
 
 describe('the rig', () => {
@@ -142,6 +146,19 @@ describe('metrics', () => {
         'crossplane_circuit_breaker_events_total{result=Dropped}': 40,
       }),
     ).toBe('opened 3×, closed 2×, 40 events dropped');
+  });
+
+  it('counts the composed-resource watches each XR controller started, by its plural, and nothing else', () => {
+    const samples = parsePrometheus(
+      [
+        'engine_watches_started_total{controller="composite/modelcachehydrations.modelplane.ai",type="ComposedResource"} 7',
+        'engine_watches_started_total{controller="composite/modelcachehydrations.modelplane.ai",type="CompositeResource"} 1',
+        'engine_watches_started_total{controller="composite/modelcacheshards.modelplane.ai",type="ComposedResource"} 1',
+        'engine_watches_started_total{controller="composite/modelcaches.modelplane.ai",type="CompositionRevision"} 1',
+        'engine_watches_stopped_total{controller="composite/modelcacheshards.modelplane.ai",type="ComposedResource"} 1',
+      ].join('\n'),
+    );
+    expect(Object.fromEntries(composedWatches(samples))).toEqual({ modelcachehydrations: 7, modelcacheshards: 1 });
   });
 
   it('counts the breakers Crossplane logs as open by the XR’s kind and the kind of what triggered them', () => {
@@ -319,7 +336,7 @@ describe('the page', () => {
     expect(table[3]).toBe('| 300 | 3 | 6 s | 20 s | 70 s | — | — | not Ready (0/300) | not gone: 3 Objects |');
   });
 
-  it('shows, while converging, the top three write requests and what opened the breakers, or a dash', () => {
+  it('shows, while converging, the top three write requests, what opened the breakers and the watches started, or a dash', () => {
     const measured: FleetResult = {
       ...result(100, true),
       converge: {
@@ -332,13 +349,47 @@ describe('the page', () => {
           { what: 'POST events', perMinute: 10 },
         ],
         triggers: { 'modelcachehydrations ← Object': 695, 'modelcacheshards ← ModelCacheHydration': 5 },
+        watches: { modelcachehydrations: 7, modelcacheshards: 1 },
       },
     };
-    const [, , row, bare] = convergeCpuTable([measured, result(10, true)]).split('\n');
+    const unchanged: FleetResult = { ...result(1000, false), converge: { ...result(1000, false).converge, watches: {} } };
+    const [, , row, bare, none] = convergeCpuTable([measured, result(10, true), unchanged]).split('\n');
     expect(row).toContain('| PUT objects 1521.2; PUT objects/status 1415.2; APPLY objects 900 |');
     expect(row).not.toContain('POST events');
-    expect(row).toMatch(/\| modelcachehydrations ← Object 695×; modelcacheshards ← ModelCacheHydration 5× \|$/);
-    expect(bare).toMatch(/\| — \| — \|$/);
+    expect(row).toMatch(
+      /\| modelcachehydrations ← Object 695×; modelcacheshards ← ModelCacheHydration 5× \| modelcachehydrations 7, modelcacheshards 1 \|$/,
+    );
+    expect(bare).toMatch(/\| — \| — \| — \|$/);
+    expect(none).toMatch(/\| none \(running from an earlier N\) \|$/);
+  });
+
+  it('charts each N that reached a figure: seconds to every hydration and Object, the API server’s CPU beside the functions’', () => {
+    const busy = (r: FleetResult, apiserver: number, hydration: number): FleetResult => ({
+      ...r,
+      converge: {
+        ...r.converge,
+        cpuSecondsPerMinute: {
+          'apiserver (control plane)': apiserver,
+          'compose-model-cache-hydration': hydration,
+          'compose-model-cache': 0.01,
+        },
+      },
+    });
+    const unreached: FleetResult = { ...result(3000, false), converge: { cpuSecondsPerMinute: {}, circuit: {} } };
+    delete unreached.applyToObjects;
+    const text = charts([busy(result(10, true), 7.8, 0.2), busy(result(1000, false), 61.9, 1.19), unreached]);
+    expect(text.match(/```mermaid\nxychart-beta\n/g)).toHaveLength(2);
+    expect(text).toContain('x-axis "clusters" ["N = 10", "N = 1000"]');
+    expect(text).not.toContain('3000');
+    expect(text).toContain('bar [6, 6]\n    line [20, 20]');
+    expect(text).toContain('bar [7.8, 61.9]\n    line [0.21, 1.2]');
+  });
+
+  it('keeps BENCHMARKS.md’s charts those of the committed run', () => {
+    const run = JSON.parse(readFileSync(join(REPO_ROOT, 'bench', 'fleet', 'results', 'results.json'), 'utf8')) as {
+      results: FleetResult[];
+    };
+    expect(readFileSync(join(REPO_ROOT, 'BENCHMARKS.md'), 'utf8')).toContain(charts(run.results));
   });
 
   it('replaces only its own part of the page, or appends it', () => {
