@@ -146,6 +146,6 @@ describe('docs/troubleshooting.md', () => {
   });
 
   it("lists Crossplane's own conditions for every XR", () => {
-    expect(reasons("Every XR (Crossplane's own conditions)")).toEqual(['Available', 'Creating', 'ReconcileError']);
+    expect(reasons("Every XR (Crossplane's own conditions)")).toEqual(['Available', 'Creating', 'ReconcileError', 'WatchCircuitOpen']);
   });
 });
