@@ -205,21 +205,13 @@ function cpuPerMinute(
   return out;
 }
 
-async function crossplaneCircuit(): Promise<Map<string, number>> {
+/** Crossplane's breaker counters and composed-resource watches, from one read of its metrics (empty when it can't be read). */
+async function crossplaneCounters(): Promise<{ circuit: Map<string, number>; watches: Map<string, number> }> {
   try {
-    const res = await fetch(CROSSPLANE_METRICS);
-    return circuitCounts(parsePrometheus(await res.text()));
+    const samples = parsePrometheus(await (await fetch(CROSSPLANE_METRICS)).text());
+    return { circuit: circuitCounts(samples), watches: composedWatches(samples) };
   } catch {
-    return new Map();
-  }
-}
-
-async function crossplaneWatches(): Promise<Map<string, number>> {
-  try {
-    const res = await fetch(CROSSPLANE_METRICS);
-    return composedWatches(parsePrometheus(await res.text()));
-  } catch {
-    return new Map();
+    return { circuit: new Map(), watches: new Map() };
   }
 }
 
@@ -361,8 +353,7 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
   const rig = planRig(n, options.namespace, options.cache, plane.info.workloadNamespace);
   const ns = rig.namespace;
   const logOffsets = new Map(['crossplane', ...FUNCTIONS].map((name) => [name, sizeOf(logFile(plane.stateDir, name))]));
-  const startCircuit = await crossplaneCircuit();
-  const startWatches = await crossplaneWatches();
+  const atStart = await crossplaneCounters();
 
   const setupStart = Date.now();
   await setUp(plane, rig, log);
@@ -428,8 +419,7 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
   const tLastJob = standIn.lastCompletedAt(n);
   const cpuAtReady = cpuSnapshot(plane.stateDir);
   const convergeSeconds = (Date.now() - t0) / 1000;
-  const circuitAtReady = await crossplaneCircuit();
-  const watchesAtReady = await crossplaneWatches();
+  const atReady = await crossplaneCounters();
   const convergeWrites = ratesPerMinute(writesAtApply, await writesOf(plane.control), convergeSeconds);
   const triggers = breakerTriggers(circuitLogLines(logSince(logFile(plane.stateDir, 'crossplane'), logOffsets.get('crossplane') ?? 0)));
   const summary = ((cache?.['status'] as Json | undefined)?.['summary'] as Json | undefined) ?? {};
@@ -448,7 +438,7 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
       etcd: await etcdMutationsNow(),
       cpu: cpuSnapshot(plane.stateDir),
       writes: await writesOf(plane.control),
-      circuit: await crossplaneCircuit(),
+      circuit: (await crossplaneCounters()).circuit,
       at: Date.now(),
     };
     const workloadBefore = new Map<string, Map<string, number>>();
@@ -472,7 +462,7 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
       etcdMutationsPerMinute: round(((etcdAfter - before.etcd) * 60) / elapsed, 1),
       workloadWritesPerMinute,
       cpuSecondsPerMinute: cpuPerMinute(before.cpu, cpuSnapshot(plane.stateDir), elapsed),
-      circuit: deltas(before.circuit, await crossplaneCircuit()),
+      circuit: deltas(before.circuit, (await crossplaneCounters()).circuit),
       stillReady: condition(after, 'Ready')?.['status'] === 'True',
     };
     log(
@@ -536,10 +526,10 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
     ...(timedOut ? { timedOut } : {}),
     converge: {
       cpuSecondsPerMinute: cpuPerMinute(cpuAtApply, cpuAtReady, convergeSeconds),
-      circuit: deltas(startCircuit, circuitAtReady),
+      circuit: deltas(atStart.circuit, atReady.circuit),
       writes: convergeWrites,
       triggers,
-      watches: deltas(startWatches, watchesAtReady),
+      watches: deltas(atStart.watches, atReady.watches),
     },
     ...(rest ? { rest } : {}),
     circuitLog: { lines: crossplaneLog.length, first: crossplaneLog.slice(0, 3).map((line) => line.slice(0, 300)) },

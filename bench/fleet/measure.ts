@@ -144,10 +144,10 @@ export interface FunctionCalls {
   maxDurationMs: number;
 }
 
-/** The JSON records of a log's lines that contain `marker` (a line that is not a JSON object is skipped). */
-function logRecords(log: string, marker: string): Record<string, unknown>[] {
+/** The JSON records of the lines that contain `marker` (a line that is not a JSON object is skipped). */
+function logRecords(lines: readonly string[], marker: string): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
-  for (const line of log.split('\n')) {
+  for (const line of lines) {
     if (!line.includes(marker)) continue;
     try {
       const entry: unknown = JSON.parse(line);
@@ -162,7 +162,7 @@ function logRecords(log: string, marker: string): Record<string, unknown>[] {
 /** The RunFunction lines of a function's JSON log (each logs its request's and response's bytes). */
 export function functionCalls(log: string): FunctionCalls {
   const out: FunctionCalls = { calls: 0, maxRequestBytes: 0, maxResponseBytes: 0, maxDurationMs: 0 };
-  for (const record of logRecords(log, '"msg":"RunFunction"')) {
+  for (const record of logRecords(log.split('\n'), '"msg":"RunFunction"')) {
     const num = (key: string): number => (typeof record[key] === 'number' ? record[key] : 0);
     out.calls += 1;
     out.maxRequestBytes = Math.max(out.maxRequestBytes, num('bytes'));
@@ -184,7 +184,7 @@ export function circuitLogLines(log: string): string[] {
  */
 export function breakerTriggers(lines: readonly string[]): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const fields of logRecords(lines.join('\n'), '"msg":"Circuit breaker is open"')) {
+  for (const fields of logRecords(lines, '"msg":"Circuit breaker is open"')) {
     const by = typeof fields['triggered-by'] === 'string' ? fields['triggered-by'] : '';
     const controller = typeof fields['controller'] === 'string' ? fields['controller'] : '';
     const xr = /^composite\/([^.]+)\./.exec(controller)?.[1] ?? controller;

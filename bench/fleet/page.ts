@@ -5,10 +5,10 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { generated, replaceGenerated, runHeader, type FleetRun } from './report.js';
+import { renderPage, type FleetRun } from './report.js';
 
 const repo = process.cwd();
 const run = JSON.parse(readFileSync(join(repo, 'bench', 'fleet', 'results', 'results.json'), 'utf8')) as FleetRun;
 const page = join(repo, 'docs', 'fleet-benchmark.md');
-writeFileSync(page, replaceGenerated(readFileSync(page, 'utf8'), generated(run.results, runHeader(run))));
+writeFileSync(page, renderPage(readFileSync(page, 'utf8'), run));
 console.log(`rewrote the tables and charts of docs/fleet-benchmark.md from the run of ${run.date}`);

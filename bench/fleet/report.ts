@@ -172,28 +172,33 @@ export function convergeCpuTable(results: readonly FleetResult[]): string {
  * carries the same text (test/bench/fleet.test.ts holds it to results.json).
  */
 export function charts(results: readonly FleetResult[]): string {
-  const timed = results.filter((r) => r.applyToHydrations !== undefined && r.applyToObjects !== undefined);
-  const cpu = results.filter((r) => r.converge.cpuSecondsPerMinute['apiserver (control plane)'] !== undefined);
-  const axis = (rs: readonly FleetResult[]): string => `x-axis "clusters" [${rs.map((r) => `"N = ${r.n}"`).join(', ')}]`;
-  const series = (values: readonly (number | undefined)[]): string => `[${values.map((v) => v ?? 0).join(', ')}]`;
+  const timed = results.flatMap((r) =>
+    r.applyToHydrations !== undefined && r.applyToObjects !== undefined
+      ? [{ n: r.n, bar: r.applyToHydrations, line: r.applyToObjects }]
+      : [],
+  );
+  const cpu = results.flatMap((r) => {
+    const apiserver = r.converge.cpuSecondsPerMinute['apiserver (control plane)'];
+    return apiserver === undefined ? [] : [{ n: r.n, bar: apiserver, line: functionSum(r.converge.cpuSecondsPerMinute) }];
+  });
+  const chart = (title: string, yAxis: string, points: readonly { n: number; bar: number; line: number }[]): string[] => [
+    '```mermaid',
+    'xychart-beta',
+    `    title "${title}"`,
+    `    x-axis "clusters" [${points.map((p) => `"N = ${p.n}"`).join(', ')}]`,
+    `    y-axis "${yAxis}"`,
+    `    bar [${points.map((p) => p.bar).join(', ')}]`,
+    `    line [${points.map((p) => p.line).join(', ')}]`,
+    '```',
+  ];
   return [
-    '```mermaid',
-    'xychart-beta',
-    '    title "Seconds from apply: every hydration (bars), every Object (line)"',
-    `    ${axis(timed)}`,
-    '    y-axis "seconds"',
-    `    bar ${series(timed.map((r) => r.applyToHydrations))}`,
-    `    line ${series(timed.map((r) => r.applyToObjects))}`,
-    '```',
+    ...chart('Seconds from apply: every hydration (bars), every Object (line)', 'seconds', timed),
     '',
-    '```mermaid',
-    'xychart-beta',
-    '    title "CPU-seconds a minute while converging: control-plane API server (bars), our functions (line)"',
-    `    ${axis(cpu)}`,
-    '    y-axis "CPU-seconds a minute (2 cores: 120)"',
-    `    bar ${series(cpu.map((r) => r.converge.cpuSecondsPerMinute['apiserver (control plane)']))}`,
-    `    line ${series(cpu.map((r) => functionSum(r.converge.cpuSecondsPerMinute)))}`,
-    '```',
+    ...chart(
+      'CPU-seconds a minute while converging: control-plane API server (bars), our functions (line)',
+      'CPU-seconds a minute (2 cores: 120)',
+      cpu,
+    ),
   ].join('\n');
 }
 
@@ -237,6 +242,9 @@ export function runHeader(run: FleetRun): string {
     '. Raw figures: `bench/fleet/results/`.'
   );
 }
+
+/** docs/fleet-benchmark.md with the run's tables and charts in place of the last ones. */
+export const renderPage = (page: string, run: FleetRun): string => replaceGenerated(page, generated(run.results, runHeader(run)));
 
 /** The page with its generated part replaced (or appended when the markers are missing). */
 export function replaceGenerated(page: string, part: string): string {

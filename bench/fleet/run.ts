@@ -14,7 +14,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { openPlane, runFleet, type FleetResult } from './fleet.js';
-import { generated, replaceGenerated, runHeader, type FleetRun } from './report.js';
+import { renderPage, type FleetRun } from './report.js';
 
 const repo = process.cwd();
 const stateDir = process.env['MODELPLANE_UP_DIR'] ?? join(repo, '_output', 'up');
@@ -83,5 +83,5 @@ const run: FleetRun = {
   results,
 };
 writeFileSync(join(resultsDir, 'results.json'), `${JSON.stringify(run, null, 2)}\n`);
-writeFileSync(page, replaceGenerated(readFileSync(page, 'utf8'), generated(results, runHeader(run))));
+writeFileSync(page, renderPage(readFileSync(page, 'utf8'), run));
 log(`wrote ${resultsDir}/results.json and the tables in docs/fleet-benchmark.md`);
