@@ -172,7 +172,7 @@ export interface FleetResult {
   circuitLog: { lines: number; first: string[] };
   largest: Record<string, Largest>;
   functions: Record<string, FunctionCalls>;
-  /** Delete → gone; finished Jobs left to the TTL controller (ttlSecondsAfterFinished) are counted apart, not as left. */
+  /** Delete → gone; finished Jobs left to the TTL controller (ttlSecondsAfterFinished) are counted apart, not as left, and what they own goes with them. */
   delete: { seconds?: number; left?: string; jobsLeftToTtl: number; reappeared: boolean };
   standIn: { claimsBound: number; jobsCompleted: number; errors: number; lastError: string };
 }
@@ -307,11 +307,27 @@ export async function tearDown(plane: Plane, rig: Rig): Promise<void> {
   });
 }
 
+/** What a cache composes on a workload server, Jobs first (what the others may be owned by). */
+const REMOTE_KINDS: readonly [string, string][] = [
+  ['jobs', '/apis/batch/v1/jobs'],
+  ['persistentvolumeclaims', '/api/v1/persistentvolumeclaims'],
+  ['secrets', '/api/v1/secrets'],
+  ['serviceaccounts', '/api/v1/serviceaccounts'],
+  ['roles', '/apis/rbac.authorization.k8s.io/v1/roles'],
+  ['rolebindings', '/apis/rbac.authorization.k8s.io/v1/rolebindings'],
+];
+
+function ownerUids(object: Json): string[] {
+  const references = (object['metadata'] as Json | undefined)?.['ownerReferences'];
+  return Array.isArray(references) ? references.map((r) => text((r as Json | undefined)?.['uid'])) : [];
+}
+
 /**
  * What of the cache is left: the control plane's XRs and Objects, and its
- * claims, Jobs and Secrets on the workload servers; and how many finished
- * Jobs wait there for their TTL (the hydration lets a finished Job go to the
- * TTL controller by design: not counted as left).
+ * claims, Jobs, Secrets and Job access on the workload servers; and how many
+ * finished Jobs wait there for their TTL (the hydration lets a finished Job,
+ * and what it hands the Job, go to the TTL controller by design: not counted
+ * as left).
  */
 async function leftOf(plane: Plane, rig: Rig): Promise<{ left: string | undefined; leftToTtl: number }> {
   const ns = rig.namespace;
@@ -329,9 +345,10 @@ async function leftOf(plane: Plane, rig: Rig): Promise<{ left: string | undefine
   const namespaces = new Set(rig.clusters.map((c) => c.remoteNamespace));
   let leftToTtl = 0;
   for (const [server, kube] of plane.workloads) {
-    for (const plural of ['persistentvolumeclaims', 'jobs', 'secrets']) {
+    // A finished Job with a TTL is left to the TTL controller, and what it owns (its access, its emptied Secret) goes with it.
+    const withJobs = new Set<string>();
+    for (const [plural, path] of REMOTE_KINDS) {
       const jobs = plural === 'jobs';
-      const path = jobs ? '/apis/batch/v1/jobs' : `/api/v1/${plural}`;
       const query = { labelSelector: `${LABEL_MODELCACHE}=${rig.cache}` };
       const items = await listAll(kube, path, query, 500, jobs ? undefined : METADATA_ONLY);
       let ours = items.filter((o) => namespaces.has(text((o['metadata'] as Json | undefined)?.['namespace'])));
@@ -340,7 +357,10 @@ async function leftOf(plane: Plane, rig: Rig): Promise<{ left: string | undefine
           (job) => jobFinished(job) && typeof (job['spec'] as Json | undefined)?.['ttlSecondsAfterFinished'] === 'number',
         );
         leftToTtl += toTtl.length;
+        for (const job of toTtl) withJobs.add(text((job['metadata'] as Json | undefined)?.['uid']));
         ours = ours.filter((job) => !toTtl.includes(job));
+      } else {
+        ours = ours.filter((o) => !ownerUids(o).some((uid) => withJobs.has(uid)));
       }
       if (ours.length) left.push(`${ours.length} ${plural} on ${server}`);
     }

@@ -35,6 +35,7 @@ import {
   engineDeployments,
   reasonOf,
   standaloneReplica,
+  tokenLeft,
 } from './plane.js';
 
 // Its own namespace: the walkthrough (another e2e file) plays its story in ml-team.
@@ -181,8 +182,9 @@ describe('the lifecycle on a real control plane', () => {
       expect(entry['phase']).toBe('Ready');
       expect(getIn(entry, 'mount', 'volumes')).toEqual([{ name: 'model-cache', persistentVolumeClaim: { claimName: hf.pvc } }]);
       expect(asArray(getIn(entry, 'mount', 'env'))).toContainEqual({ name: 'MODELPLANE_MODEL', value: 'Qwen/Qwen3-0.6B' });
-      // The token leaves the cluster at once; the Job is left to its TTL (checked at the end), the PVC stays.
-      await eventually(`the token Secret gone from ${cluster}`, () => !remoteNames(cluster, 'secrets').includes(hf.authSecret));
+      // The token leaves the cluster at once (its Secret emptied and handed to the Job, to go with it); the Job is
+      // left to its TTL (checked at the end), the PVC stays.
+      await eventually(`the token gone from ${cluster}`, () => tokenLeft(cluster, hf.authSecret, REMOTE));
       expect(remoteNames(cluster, 'pvc')).toContain(hf.pvc);
       const job = getObject(cluster, 'job', hf.job, REMOTE);
       if (job) expect(getIn(job, 'spec', 'ttlSecondsAfterFinished')).toBe(180);
@@ -343,6 +345,11 @@ describe('the lifecycle on a real control plane', () => {
       {
         timeoutMs: 240_000,
       },
+    );
+    // What the Job owned (its emptied token Secret, its report access) goes with it: the cluster's garbage collector.
+    const owned = { secrets: hf.authSecret, serviceaccounts: hf.job, roles: hf.job, rolebindings: hf.job };
+    await eventually("the Job's Secret and access gone from cluster-b with it", () =>
+      Object.entries(owned).every(([resource, name]) => !remoteNames('cluster-b', resource).includes(name)),
     );
     await eventually('Crossplane to look again', () => {
       const entry = clusterEntry(cacheOf('qwen'), 'cluster-b');

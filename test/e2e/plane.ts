@@ -83,6 +83,33 @@ export function list(server: ApiServer, resource: string, namespace?: string, se
   return (parsed.items ?? []).filter(isObject);
 }
 
+/**
+ * Is `object` owned by the Job named `job` on the cluster (an owner reference with that Job's uid)?
+ * What a finished Job leaves (its access, the token Secret) is handed to it and goes with it (release.ts).
+ */
+export function ownedByJob(object: JsonObject | undefined, job: JsonObject | undefined): boolean {
+  const uid = getString(job, 'metadata', 'uid');
+  if (uid === undefined || getString(job, 'kind') !== 'Job') return false;
+  return asArray(getIn(object, 'metadata', 'ownerReferences')).some(
+    (reference) => isObject(reference) && reference['kind'] === 'Job' && reference['uid'] === uid,
+  );
+}
+
+/**
+ * The token has left the cluster: its Secret is gone, or handed to the finished Job without its data
+ * (release.ts), to go with the Job.
+ */
+export function tokenLeft(server: ApiServer, name: string, namespace: string): boolean {
+  const secret = getObject(server, 'secret', name, namespace);
+  if (secret === undefined) return true;
+  const fields = ['data', 'stringData'].map((field) => getIn(secret, field)).filter(isObject);
+  const data = Object.assign({}, ...fields) as JsonObject;
+  const owner = asArray(getIn(secret, 'metadata', 'ownerReferences')).find((r) => isObject(r) && r['kind'] === 'Job');
+  const jobName = getString(owner, 'name');
+  const job = jobName === undefined ? undefined : getObject(server, 'job', jobName, namespace);
+  return Object.keys(data).length === 0 && ownedByJob(secret, job);
+}
+
 export function names(objects: readonly JsonObject[]): string[] {
   return objects.map((object) => getString(object, 'metadata', 'name') ?? '').sort();
 }

@@ -28,6 +28,7 @@ import {
   kubectlOk,
   kubelet,
   list,
+  ownedByJob,
   pick,
   reasonOf,
   setInferenceClusterStatus,
@@ -271,14 +272,19 @@ describe('progress on the live plane: a cache going 0% → 37% → 100% → veri
       },
     });
     excerpt('get-ready', { modelcaches: table('modelcaches'), modelcachehydrations: table('modelcachehydrations') });
-    // Once Ready, the Job's report access goes with it: nothing on the cluster can patch the Job any more.
+    // Once Ready, the Job's report access is handed to the finished Job and goes with it (its TTL): the
+    // child composes only its claim, and the cluster shows the ServiceAccount, Role and RoleBinding owned by the Job.
     for (const cluster of CLUSTERS) {
       await eventually(`${cluster}'s child composing only its claim`, () => composedKeys(child(cluster)).join() === 'pvc', STEP_WAIT);
-      await eventually(
-        `the Role gone from ${WORKLOAD[cluster]}`,
-        () => read(WORKLOAD[cluster], 'role', REMOTE_NAMES.job, REMOTE) === undefined,
-        STEP_WAIT,
-      );
+      for (const kind of ['serviceaccount', 'role', 'rolebinding']) {
+        // The Job finished moments ago: its TTL (180 s) has not removed it yet.
+        await eventually(
+          `the ${kind} on ${WORKLOAD[cluster]} owned by the Job`,
+          () =>
+            ownedByJob(read(WORKLOAD[cluster], kind, REMOTE_NAMES.job, REMOTE), read(WORKLOAD[cluster], 'job', REMOTE_NAMES.job, REMOTE)),
+          STEP_WAIT,
+        );
+      }
     }
   });
 

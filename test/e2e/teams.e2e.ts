@@ -42,6 +42,7 @@ import {
   kubelet,
   list,
   names,
+  ownedByJob,
   reasonOf,
   setInferenceClusterStatus,
   standaloneReplica,
@@ -165,10 +166,15 @@ function expectApart(cluster: Workload, byTeam: Record<Team, Remote[]>): void {
 }
 
 /** The uids of every object (and the generation of every Deployment) of one team on one cluster, Jobs aside (their TTL ends them). */
+/** A Job, or what a finished Job was handed (its access, its emptied Secret): it goes with the Job's TTL. */
+function leftToJobTtl(r: Remote): boolean {
+  return r.kind === 'jobs' || asArray(getIn(r.object, 'metadata', 'ownerReferences')).some((o) => getString(o, 'kind') === 'Job');
+}
+
 function fingerprint(remotes: readonly Remote[]): Record<string, string> {
   return Object.fromEntries(
     remotes
-      .filter((r) => r.kind !== 'jobs')
+      .filter((r) => !leftToJobTtl(r))
       .map((r) => [`${r.kind}/${r.name}`, r.kind === 'deployments' ? `${r.uid} generation ${String(r.generation)}` : r.uid]),
   );
 }
@@ -287,18 +293,24 @@ describe("two teams' caches and replicas of one name, on the same clusters", () 
         describe: () => JSON.stringify(getIn(replicaOf(team), 'status', 'conditions')),
       });
 
-    // Once Ready, a cache keeps only its claim there: the token Secret and the Job's access go, the Job is left to its TTL.
+    // Once Ready, a cache keeps only its claim there: the Job is left to its TTL, and the Job's access and the
+    // token Secret, emptied, go with it (owned by that team's Job on the cluster).
     for (const workload of WORKLOADS)
       await eventually(
-        `only each team's claim and finished Job left of its cache on ${workload}`,
+        `only each team's claim and finished Job left of its cache on ${workload}, and the Job's access owned by it`,
         () =>
-          TEAM_NAMES.every((team) =>
-            inventory(workload)[team].every(
+          TEAM_NAMES.every((team) => {
+            const mine = inventory(workload)[team];
+            const job = mine.find((r) => r.kind === 'jobs')?.object;
+            return mine.every(
               (r) =>
                 getString(r.object, 'metadata', 'labels', LABEL_MODELCACHE) === undefined ||
-                ['persistentvolumeclaims', 'jobs'].includes(r.kind),
-            ),
-          ),
+                ['persistentvolumeclaims', 'jobs'].includes(r.kind) ||
+                (['serviceaccounts', 'roles', 'rolebindings', 'secrets'].includes(r.kind) &&
+                  ownedByJob(r.object, job) &&
+                  getIn(r.object, 'data') === undefined),
+            );
+          }),
         STEP_WAIT,
       );
 
@@ -352,8 +364,8 @@ describe("two teams' caches and replicas of one name, on the same clusters", () 
     await eventually(`${TEAM_B}'s Usage gone`, () => list('control-plane', 'usages.protection.crossplane.io', TEAM_B).length === 0);
     kubectlOk('control-plane', ['delete', 'modelcache', CACHE, '-n', TEAM_B, '--wait=true', '--timeout=120s']);
     for (const cluster of WORKLOADS)
-      // Jobs aside: a Job is orphaned, never deleted, and its TTL ends it.
-      await eventually(`${TEAM_B}'s objects gone from ${cluster}`, () => inventory(cluster)[TEAM_B].every((r) => r.kind === 'jobs'), {
+      // Jobs aside: a Job is orphaned, never deleted, and its TTL ends it and what it owns.
+      await eventually(`${TEAM_B}'s objects gone from ${cluster}`, () => inventory(cluster)[TEAM_B].every(leftToJobTtl), {
         ...STEP_WAIT,
         describe: () => names(inventory(cluster)[TEAM_B].map((r) => r.object)).join(', '),
       });

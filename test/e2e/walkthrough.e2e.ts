@@ -47,10 +47,12 @@ import {
   list,
   messageOf,
   names,
+  ownedByJob,
   pick,
   reasonOf,
   setInferenceClusterStatus,
   settled,
+  tokenLeft,
 } from './plane.js';
 
 const DOC = join(REPO_ROOT, 'docs', 'walkthrough.md');
@@ -517,14 +519,20 @@ describe('walkthrough on the live plane: one ModelCache over three clusters, one
     );
     excerpt('cache-failed', cacheStatus(failed, 'summary', 'clusters', 'conditions'));
 
-    // Ready children keep only the claim: the token Secret is deleted from the cluster, the Job is orphaned to its TTL.
+    // Ready children keep only the claim: the Job is orphaned to its TTL, and its report access and the token
+    // Secret, emptied, are handed to the Job on the cluster, to go with it: the token leaves at once.
     for (const cluster of [US_EAST, EU_WEST] as const) {
       await eventually(
         `${cluster}'s child composing only its claim, its token gone`,
-        () => composedKeys(child(cluster)).join() === 'pvc' && !inventory(cluster).includes(`Secret/${REMOTE_NAMES.authSecret}`),
+        () => composedKeys(child(cluster)).join() === 'pvc' && tokenLeft(WORKLOAD[cluster], REMOTE_NAMES.authSecret, REMOTE),
         STEP_WAIT,
       );
-      expect(inventory(cluster)).toContain(`Job/${REMOTE_NAMES.job}`);
+      const job = read(WORKLOAD[cluster], 'job', REMOTE_NAMES.job, REMOTE);
+      expect(job, `the Job on ${WORKLOAD[cluster]}`).toBeDefined();
+      for (const kind of ['serviceaccount', 'role', 'rolebinding'])
+        expect(ownedByJob(read(WORKLOAD[cluster], kind, REMOTE_NAMES.job, REMOTE), job), `${cluster}'s ${kind} owned by the Job`).toBe(
+          true,
+        );
     }
     expect(composedKeys(child(US_WEST))).toEqual(STAGING_KEYS);
 
@@ -634,11 +642,16 @@ describe('walkthrough on the live plane: one ModelCache over three clusters, one
     expect(getIn(partial, 'status', 'summary', 'ready')).toBe('2/3');
     excerpt('cache-partial', cacheStatus(partial, 'summary', 'conditions'));
 
-    // The Jobs that completed in step 4 reached their TTL too; their Objects were dropped then, so nothing creates them again.
+    // The Jobs that completed in step 4 reached their TTL too, and the cluster's garbage collector took their
+    // access and emptied Secret with them; their Objects were dropped then, so nothing creates them again.
+    const jobAndAccess = [
+      ...['Job', 'ServiceAccount', 'Role', 'RoleBinding'].map((kind) => `${kind}/${REMOTE_NAMES.job}`),
+      `Secret/${REMOTE_NAMES.authSecret}`,
+    ];
     for (const cluster of [US_EAST, EU_WEST] as const) {
       await eventually(
-        `the completed Job gone from ${WORKLOAD[cluster]}`,
-        () => !inventory(cluster).includes(`Job/${REMOTE_NAMES.job}`),
+        `the completed Job and its access gone from ${WORKLOAD[cluster]}`,
+        () => !inventory(cluster).some((entry) => jobAndAccess.includes(entry)),
         STEP_WAIT,
       );
     }
@@ -664,8 +677,26 @@ describe('walkthrough on the live plane: one ModelCache over three clusters, one
     for (const cluster of CLUSTERS) {
       await eventually(`${cluster}'s child composing only its claim`, () => composedKeys(child(cluster)).join() === 'pvc', STEP_WAIT);
     }
-    await eventually("the token and the Job's report access gone from us-west-a100", () => inventory(US_WEST).length === 2, STEP_WAIT);
-    expect(inventory(US_WEST)).toEqual([`Job/${REMOTE_NAMES.job}`, `PersistentVolumeClaim/${REMOTE_NAMES.pvc}`]);
+    await eventually(
+      "the token gone from us-west-a100, the Job's report access owned by the Job",
+      () => {
+        const job = read(WORKLOAD[US_WEST], 'job', REMOTE_NAMES.job, REMOTE);
+        return (
+          tokenLeft(WORKLOAD[US_WEST], REMOTE_NAMES.authSecret, REMOTE) &&
+          ['serviceaccount', 'role', 'rolebinding'].every((kind) =>
+            ownedByJob(read(WORKLOAD[US_WEST], kind, REMOTE_NAMES.job, REMOTE), job),
+          )
+        );
+      },
+      STEP_WAIT,
+    );
+    expect(inventory(US_WEST)).toEqual(
+      [
+        ...['Job', 'RoleBinding', 'Role', 'ServiceAccount'].map((kind) => `${kind}/${REMOTE_NAMES.job}`),
+        `PersistentVolumeClaim/${REMOTE_NAMES.pvc}`,
+        `Secret/${REMOTE_NAMES.authSecret}`,
+      ].sort(),
+    );
     expectTokenOnlyInSecrets();
   });
 

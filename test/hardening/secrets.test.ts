@@ -160,7 +160,28 @@ const CASES: Record<FunctionName, Case[]> = {
       },
       workloadSecret: false,
     })),
-    { name: 'ready: the Secret is dropped', request: () => seed(HYDRATION, 'huggingface-ready'), workloadSecret: false },
+    {
+      name: 'ready: the Secret handed to its finished Job, emptied',
+      request: () => seed(HYDRATION, 'huggingface-ready'),
+      workloadSecret: false,
+    },
+    {
+      name: 'ready, the cluster shows the Secret owned by the Job: dropped',
+      request: async () => {
+        const req = await seed(HYDRATION, 'huggingface-ready');
+        // Observed as handed over: no Delete policy, no data asked for (the cluster's copy, as observed, still has it).
+        const auth = req.observed!.resources!['auth']!.resource;
+        (auth['spec'] as JsonObject)['managementPolicies'] = ['Observe', 'Create', 'Update', 'LateInitialize'];
+        delete (((auth['spec'] as JsonObject)['forProvider'] as JsonObject)['manifest'] as JsonObject)['data'];
+        const manifest = ((auth['status'] as JsonObject)['atProvider'] as JsonObject)['manifest'] as JsonObject;
+        const job = observedJob(req)['metadata'] as JsonObject;
+        (manifest['metadata'] as JsonObject)['ownerReferences'] = [
+          { apiVersion: 'batch/v1', kind: 'Job', name: job['name'] as string, uid: job['uid'] as string },
+        ];
+        return req;
+      },
+      workloadSecret: false,
+    },
     {
       name: 'hold, cluster gone: the observed Secret kept as it is',
       request: () => seed(HYDRATION, 'huggingface-hydrating-cluster-gone'),

@@ -35,10 +35,11 @@ import {
 import { retryRequestOf, reverifyRequestOf } from './attempts.js';
 import { stageClaim } from './claim.js';
 import { clusterGate } from './gate.js';
-import { HF_KEYS, artifactOf, resolveToken, stageHuggingFace } from './huggingface.js';
+import { HF_JOB_SCOPED, HF_KEYS, artifactOf, resolveToken, stageHuggingFace } from './huggingface.js';
 import { latchWarning, placeCache, placeIn } from './namespace.js';
 import { cacheOwner, conflictsOf, ownedElsewhere } from './owner.js';
-import { stageOci } from './oci.js';
+import { OCI_JOB_SCOPED, stageOci } from './oci.js';
+import { releaseWithJob, type JobScoped } from './release.js';
 import { markUnreachable } from './reach.js';
 import type { Outcome, PreviousStatus, Stage } from './outcome.js';
 import { previousStatus, report } from './report.js';
@@ -160,6 +161,8 @@ function decide(
   if (xr.retryRequest !== undefined) stage.retryRequest = xr.retryRequest;
   if (xr.reverifyRequest !== undefined) stage.reverifyRequest = xr.reverifyRequest;
   const outcome = stageSource(stage, spec, secret);
+  // A finished Job's access and token go with the Job, not through the control plane (release.ts).
+  releaseWithJob(outcome, observed, jobScoped(spec));
   placeIn(outcome, where, namespaceOwner(settings.workloadNamespace, xr.namespace, gate.cluster.name), gate.cluster.providerConfigName);
   const latched = latchWarning(where, outcome.artifact);
   if (latched) outcome.warnings.push(latched);
@@ -174,6 +177,18 @@ function stageSource(stage: Stage, spec: HydrationSpec, secret: JsonObject | und
       return stageOci(stage, spec.oci);
     case 'PersistentVolumeClaim':
       return stageClaim(stage, spec.persistentVolumeClaim);
+  }
+}
+
+/** What each source's Jobs leave to the Job once finished. */
+function jobScoped(spec: HydrationSpec): JobScoped {
+  switch (spec.source) {
+    case 'HuggingFace':
+      return HF_JOB_SCOPED;
+    case 'OCI':
+      return OCI_JOB_SCOPED;
+    case 'PersistentVolumeClaim':
+      return { jobs: [], scoped: [] };
   }
 }
 

@@ -36,6 +36,7 @@ import { applyPodSettings, caMounts, caVolumes, containerResources, networkEnv }
 import { jobMetadata, jobState, podMetadata, type JobState } from './jobs.js';
 import { podLabels, remoteLabels } from './labels.js';
 import type { Outcome, Stage } from './outcome.js';
+import type { JobScoped } from './release.js';
 import { HYDRATE_SCRIPT } from './hydrate-script.js';
 import { remoteNotReported } from './adoption.js';
 import { againstClaim, bytes, describeProgress, duration, progressOf, readReport, type ProgressReport } from './progress.js';
@@ -56,6 +57,12 @@ export const HF_KEYS = {
   role: 'hydrate-role',
   binding: 'hydrate-binding',
 } as const;
+
+/** Once the download (or sizing) Job has finished, its access and the token go with it (release.ts). */
+export const HF_JOB_SCOPED: JobScoped = {
+  jobs: [HF_KEYS.job, HF_KEYS.sizer],
+  scoped: [HF_KEYS.account, HF_KEYS.role, HF_KEYS.binding, HF_KEYS.auth],
+};
 
 /** The hydration Job's volume and container names (upstream's). */
 const ARTIFACT_VOLUME = 'artifact';
@@ -275,9 +282,10 @@ export function stageHuggingFace(stage: Stage, source: HuggingFaceSource, token:
   if (stage.observed(HF_KEYS.pvc) === undefined) outcome.firstCompose = `Staging ${artifact} on ${cluster.name}`;
 
   if (phase === 'Ready') {
-    // The Job and the token Secret are no longer desired: the Job is orphaned
-    // (no Delete policy) and its TTL removes it; the Secret is deleted, so the
-    // token leaves the cluster once it has done its work.
+    // The Job, its access and the token Secret are no longer desired: the Job
+    // is orphaned (no Delete policy) and its TTL removes it; its access and the
+    // token are handed to it first (release.ts), the Secret emptied: the token
+    // leaves the cluster once it has done its work, the rest goes with the Job.
     // What was staged, as the download reported it: the Job's report when it
     // completed now, this XR's latched status after the Job is gone.
     const fresh = job.state === 'complete' && report !== undefined && report.state === 'Verified' ? report : undefined;
@@ -472,8 +480,8 @@ function jobManifest(
 /**
  * The report's access, least privilege: a ServiceAccount for the Job's pod,
  * and a Role that can get and patch only this one Job, by name (Kubernetes
- * can't limit `create` by name, and the script creates nothing). Default
- * policies: dropped with the Job once Ready, they are deleted.
+ * can't limit `create` by name, and the script creates nothing). Once the
+ * Job has finished, they are handed to it and go with it (release.ts).
  */
 function reporterAccess(names: CacheNames, namespace: string, labels: Record<string, string>): [string, JsonObject][] {
   const access = jobAccess(names.job, namespace, labels, {

@@ -30,6 +30,7 @@ import { jobMetadata, podMetadata } from './jobs.js';
 import { podLabels, remoteLabels } from './labels.js';
 import { readResult, type ResolverResult } from './oci-result.js';
 import type { Outcome, Stage } from './outcome.js';
+import type { JobScoped } from './release.js';
 import { parseReference, quoteValue, type OciSource } from '#lib';
 
 /** Desired keys. The resolver's Job, ServiceAccount, Role, RoleBinding and ConfigMap share one name on the cluster. */
@@ -40,6 +41,12 @@ export const OCI_KEYS = {
   binding: 'resolve-binding',
   result: 'resolve-result',
 } as const;
+
+/** Once the resolver has finished, its access goes with it (release.ts). */
+export const OCI_JOB_SCOPED: JobScoped = {
+  jobs: [OCI_KEYS.job],
+  scoped: [OCI_KEYS.account, OCI_KEYS.role, OCI_KEYS.binding],
+};
 
 /** The default images (the settings' images.resolver and images.publisher override them). */
 export { PUBLISHER_IMAGE, RESOLVER_IMAGE };
@@ -211,8 +218,8 @@ function configMapManifest(name: string, namespace: string, labels: Record<strin
 
 /**
  * The resolver and exactly the access it needs: its own ServiceAccount, and a
- * Role that can read and write the one result ConfigMap by name. Default
- * policies, so dropping them (once resolved) deletes them.
+ * Role that can read and write the one result ConfigMap by name. Once the
+ * resolver has finished, its access is handed to it and goes with it (release.ts).
  */
 function resolverObjects(stage: Stage, source: OciSource, labels: Record<string, string>, run: JobRun): Outcome['resources'] {
   const name = stage.names.resolver;
