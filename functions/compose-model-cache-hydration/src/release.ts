@@ -38,9 +38,11 @@ import {
   getObject,
   getString,
   isObject,
+  isSecretManifest,
   keepObservedObject,
   managementPoliciesOf,
   remoteManifest,
+  SECRET_VALUE_FIELDS,
   toJson,
   withoutDelete,
   type JsonObject,
@@ -79,11 +81,9 @@ export function releaseWithJob(outcome: Outcome, observed: (key: string) => Json
 function finishedJob(jobs: readonly (JsonObject | undefined)[]): V1OwnerReference | undefined {
   for (const object of jobs) {
     const job = remoteManifest(object);
-    const uid = getString(job, 'metadata', 'uid');
-    const name = getString(job, 'metadata', 'name');
-    if (getString(job, 'kind') !== 'Job' || uid === undefined || name === undefined) continue;
     if (conditionOf(job, 'Complete')?.status !== 'True' && conditionOf(job, 'Failed')?.status !== 'True') continue;
-    return { apiVersion: getString(job, 'apiVersion') ?? 'batch/v1', kind: 'Job', name, uid };
+    const reference = jobReference({ ...getObject(job, 'metadata'), apiVersion: getIn(job, 'apiVersion'), kind: getIn(job, 'kind') });
+    if (reference) return reference;
   }
   return undefined;
 }
@@ -91,12 +91,18 @@ function finishedJob(jobs: readonly (JsonObject | undefined)[]): V1OwnerReferenc
 /** The Job this Object's manifest already names as its owner (handed over in an earlier round). */
 function jobNamedBy(object: JsonObject): V1OwnerReference | undefined {
   for (const reference of asArray(getIn(object, 'spec', 'forProvider', 'manifest', 'metadata', 'ownerReferences'))) {
-    const name = getString(reference, 'name');
-    const uid = getString(reference, 'uid');
-    if (getString(reference, 'kind') !== 'Job' || name === undefined || uid === undefined) continue;
-    return { apiVersion: getString(reference, 'apiVersion') ?? 'batch/v1', kind: 'Job', name, uid };
+    const job = jobReference(reference);
+    if (job) return job;
   }
   return undefined;
+}
+
+/** An owner reference to a Job, from anything with its kind, name and uid (a Job's metadata, an owner reference). */
+function jobReference(value: unknown): V1OwnerReference | undefined {
+  const name = getString(value, 'name');
+  const uid = getString(value, 'uid');
+  if (getString(value, 'kind') !== 'Job' || name === undefined || uid === undefined) return undefined;
+  return { apiVersion: getString(value, 'apiVersion') ?? 'batch/v1', kind: 'Job', name, uid };
 }
 
 /** The cluster shows the object owned by the Job, and the Object asks for no data (applied in the same request). */
@@ -114,23 +120,18 @@ function handedOver(object: JsonObject, owner: V1OwnerReference, owned: boolean)
   const kept = keepObservedObject(object);
   const spec = getObject(kept, 'spec') ?? {};
   const forProvider = getObject(spec, 'forProvider') ?? {};
-  const manifest: JsonObject = { ...(getObject(forProvider, 'manifest') ?? {}) };
-  if (isSecret(manifest)) {
-    delete manifest['data'];
-    delete manifest['stringData'];
-  }
+  const asked = getObject(forProvider, 'manifest') ?? {};
+  // A Secret keeps no value once its Job is done: the token leaves the cluster in this round.
+  const manifest: JsonObject = isSecretManifest(asked)
+    ? Object.fromEntries(Object.entries(asked).filter(([field]) => !SECRET_VALUE_FIELDS.includes(field)))
+    : { ...asked };
   manifest['metadata'] = { ...(getObject(manifest, 'metadata') ?? {}), ownerReferences: [toJson(owner)] };
   const handed: JsonObject = { ...spec, forProvider: { ...forProvider, manifest } };
   if (owned) handed['managementPolicies'] = withoutDelete(managementPoliciesOf(object));
   return { ...kept, spec: handed };
 }
 
-function isSecret(manifest: JsonObject | undefined): boolean {
-  return getString(manifest, 'kind') === 'Secret' && getString(manifest, 'apiVersion') === 'v1';
-}
-
 /** A Secret manifest that still carries a value. */
 function holdsData(manifest: JsonObject | undefined): boolean {
-  if (!isSecret(manifest)) return false;
-  return ['data', 'stringData'].some((field) => Object.keys(getObject(manifest, field) ?? {}).length > 0);
+  return isSecretManifest(manifest) && SECRET_VALUE_FIELDS.some((field) => Object.keys(getObject(manifest, field) ?? {}).length > 0);
 }

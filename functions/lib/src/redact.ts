@@ -13,6 +13,7 @@
 //   the Secret holds it, of the value alone, padded or not, URL-safe, and
 //   at any alignment inside a longer base64 text), URL-encoded, hex.
 
+import { getString } from './json.js';
 import type { RunFunctionResponse } from './protocol.js';
 
 /** What stands where a credential was. */
@@ -171,9 +172,16 @@ function scrubValue(value: unknown, forms: readonly string[], skip: (node: Recor
   return value;
 }
 
+/** The fields of a Secret manifest that hold its values. */
+export const SECRET_VALUE_FIELDS: readonly string[] = ['data', 'stringData'];
+
+/** A core Secret manifest (kind Secret, apiVersion v1). */
+export function isSecretManifest(node: unknown): boolean {
+  return getString(node, 'kind') === 'Secret' && getString(node, 'apiVersion') === 'v1';
+}
+
 /** A Secret manifest's data: where a token is copied on purpose (the workload Secret the Job reads). */
-const secretData = (node: Record<string, unknown>, key: string): boolean =>
-  (key === 'data' || key === 'stringData') && node['kind'] === 'Secret' && node['apiVersion'] === 'v1';
+const secretData = (node: Record<string, unknown>, key: string): boolean => SECRET_VALUE_FIELDS.includes(key) && isSecretManifest(node);
 
 /**
  * The response with the secret (every form of it, secretForms) cut out of
