@@ -47,6 +47,7 @@ containerd_dir="$cache/containerd-$CONTAINERD_VERSION"
 cni_plugins_dir="$cache/cni-plugins-$CNI_PLUGINS_VERSION"
 local_path_provisioner_dir="$cache/local-path-provisioner-$LOCAL_PATH_PROVISIONER_VERSION"
 dra_example_driver_dir="$cache/dra-example-driver-$DRA_EXAMPLE_DRIVER_VERSION"
+lws_dir="$cache/lws-$LWS_VERSION"
 RESOLVER_CRANE_VERSION="$(sed -n "s|^export const RESOLVER_IMAGE = '.*:\(v[0-9.]*\)';|\1|p" "$here/../functions/lib/src/settings.ts")"
 resolver_crane_dir="$cache/resolver-crane-$RESOLVER_CRANE_VERSION"
 # The hub's version is in the directory's name: the wheels it serves are that version's.
@@ -128,6 +129,7 @@ expected_seconds() {
 	cni-plugins) echo 60 ;;
 	local-path-provisioner) echo 60 ;;
 	dra-example-driver) echo 240 ;;
+	lws) echo 150 ;;
 	pypiserver) echo 15 ;;
 	*) echo 60 ;;
 	esac
@@ -348,6 +350,16 @@ build_dra_example_driver() {
 		"sigs.k8s.io/dra-example-driver/cmd/dra-example-kubeletplugin=bin/dra-example-kubeletplugin"
 }
 
+# The LeaderWorkerSet controller's manager, run per node as a host process
+# (node.sh), and its CRD.
+build_lws() {
+	go_module_build "$1" "sigs.k8s.io/lws@$LWS_VERSION" "-s -w -X sigs.k8s.io/lws/pkg/version.GitVersion=$LWS_VERSION" \
+		"sigs.k8s.io/lws/cmd=bin/lws-manager"
+	mkdir -p "$1/crds"
+	cp "$(module_dir "sigs.k8s.io/lws@$LWS_VERSION")"/config/crd/bases/*.yaml "$1/crds/"
+	chmod u+w "$1"/crds/*.yaml
+}
+
 # The plane's package index (MODELPLANE_UP_NODES=1; up.sh starts it, pypiserver.sh):
 # pypiserver in a venv of its own, and the directory it serves: the pinned
 # huggingface_hub and every dependency, as wheels for what the stock Python
@@ -461,6 +473,8 @@ CONTAINERD_BIN=$containerd_dir/bin
 CNI_PLUGINS_BIN=$cni_plugins_dir/bin
 LOCAL_PATH_PROVISIONER=$local_path_provisioner_dir/bin/local-path-provisioner
 DRA_EXAMPLE_KUBELETPLUGIN=$dra_example_driver_dir/bin/dra-example-kubeletplugin
+LWS_MANAGER=$lws_dir/bin/lws-manager
+LWS_CRDS=$lws_dir/crds
 RESOLVER_CRANE=$resolver_crane_dir/bin/crane
 ETCD=$etcd_dir/bin/etcd
 PYPISERVER=$pypiserver_dir/bin/pypi-server
@@ -484,7 +498,7 @@ test) build_for_test ;;
 node-packages) node_debian_packages ;;
 hydration-base) hydration_base ;;
 python-standin) python_standin ;;
-node | crossplane | provider-kubernetes | kubernetes | etcd | crane | kubernetes-node | containerd | cni-plugins | local-path-provisioner | dra-example-driver | resolver-crane | pypiserver)
+node | crossplane | provider-kubernetes | kubernetes | etcd | crane | kubernetes-node | containerd | cni-plugins | local-path-provisioner | dra-example-driver | lws | resolver-crane | pypiserver)
 	fn="build_${1//-/_}" dir_var="${1//-/_}_dir"
 	[[ "$1" == provider-kubernetes ]] && dir_var=provider_dir
 	build "$1" "${!dir_var}" "$fn"
@@ -497,7 +511,7 @@ all)
 	node_tools=()
 	if [[ "${MODELPLANE_UP_NODES:-0}" == 1 ]]; then
 		node_tools=(kubernetes-node="$kubernetes_node_dir" containerd="$containerd_dir" cni-plugins="$cni_plugins_dir"
-			local-path-provisioner="$local_path_provisioner_dir" dra-example-driver="$dra_example_driver_dir"
+			local-path-provisioner="$local_path_provisioner_dir" dra-example-driver="$dra_example_driver_dir" lws="$lws_dir"
 			pypiserver="$pypiserver_dir" resolver-crane="$resolver_crane_dir")
 	fi
 	plan node="$node_dir" crossplane="$crossplane_dir" validate-cache="$validate_cache_dir" \
@@ -515,6 +529,7 @@ all)
 		build cni-plugins "$cni_plugins_dir" build_cni_plugins
 		build local-path-provisioner "$local_path_provisioner_dir" build_local_path_provisioner
 		build dra-example-driver "$dra_example_driver_dir" build_dra_example_driver
+		build lws "$lws_dir" build_lws
 		build resolver-crane "$resolver_crane_dir" build_resolver_crane
 		build pypiserver "$pypiserver_dir" build_pypiserver
 		node_debian_packages
@@ -524,7 +539,7 @@ all)
 	log "all tools ready in $((SECONDS - total)) s"
 	;;
 *)
-	echo "usage: tools/build.sh [all|test|env|node|crossplane|provider-kubernetes|kubernetes|etcd|crane|kubernetes-node|containerd|cni-plugins|local-path-provisioner|dra-example-driver|resolver-crane|pypiserver|node-packages|hydration-base|python-standin]" >&2
+	echo "usage: tools/build.sh [all|test|env|node|crossplane|provider-kubernetes|kubernetes|etcd|crane|kubernetes-node|containerd|cni-plugins|local-path-provisioner|dra-example-driver|lws|resolver-crane|pypiserver|node-packages|hydration-base|python-standin]" >&2
 	exit 2
 	;;
 esac

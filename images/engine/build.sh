@@ -16,21 +16,22 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 registry="${1:?usage: images/engine/build.sh REGISTRY (host:port)}"
-eval "$(bash "$repo/tools/build.sh" env | grep -E '^(TOOLS_CACHE|CRANE)=' | sed 's/^/export /')"
-image="$(sed -n "s/^export const ENGINE_STANDIN_IMAGE = '\(.*\)';/\1/p" "$repo/test/e2e/plane.ts")"
-hub="$(sed -n "s/^export const HUGGINGFACE_HUB_VERSION = '\(.*\)';/\1/p" "$repo/functions/compose-model-cache-hydration/src/huggingface.ts")"
-script="$repo/images/engine/engine_standin.py"
-suite=bookworm # the hydration base's suite (images/hydration/build.sh)
 say() { printf '[engine stand-in image] %s\n' "$*" >&2; }
-[[ -n "$image" && -n "$hub" ]] || { say "can't read ENGINE_STANDIN_IMAGE (test/e2e/plane.ts) or HUGGINGFACE_HUB_VERSION"; exit 1; }
-base="$TOOLS_CACHE/hydration-base-$suite-huggingface_hub-$hub"
-arch="$(go env GOARCH 2>/dev/null || echo amd64)"
-# The same base as the hydration image: one Python, one huggingface_hub, built once.
-[[ -f "$base/.built" ]] || SAY_AS="engine stand-in image" bash "$repo/images/hydration/build.sh" --base
-
+image="$(sed -n "s/^export const ENGINE_STANDIN_IMAGE = '\(.*\)';/\1/p" "$repo/test/e2e/plane.ts")"
+[[ -n "$image" ]] || { say "can't read ENGINE_STANDIN_IMAGE (test/e2e/plane.ts)"; exit 1; }
 # shellcheck source=../script-image.sh
 source "$repo/images/script-image.sh"
+on_hydration_base "engine stand-in image"
+script="$repo/images/engine/engine_standin.py"
+
 # An entrypoint, not a command: the pod's args are appended to it, as with vLLM's image.
 push_script_image "$script" engine_standin.py --entrypoint python3,/opt/modelplane/engine_standin.py --exposed-ports 8000/tcp \
 	-l "org.opencontainers.image.title=modelplane-engine-standin" \
 	-l "org.opencontainers.image.description=a stand-in for vLLM: loads the model offline, reads every file, serves /health, /v1/models, /files"
+# Also under the name the examples' replicas give their engine (vLLM's image,
+# examples/model-replica/cache-ready, the walkthrough's replica): the nodes'
+# containerds resolve docker.io through the plane's registry (node.sh).
+vllm="$(sed -n 's|^ *image: \(vllm/vllm-openai:[^ ]*\)$|\1|p' "$repo/examples/model-replica/cache-ready/xr.yaml")"
+[[ -n "$vllm" ]] || { say "can't read the vLLM image of examples/model-replica/cache-ready/xr.yaml"; exit 1; }
+"$CRANE" copy "$registry/$image" "$registry/docker.io/$vllm" 2>/dev/null
+say "$image also pushed as $registry/docker.io/$vllm"

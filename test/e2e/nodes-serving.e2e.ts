@@ -27,8 +27,10 @@ import {
   ENGINE_WAIT as WAIT,
   FAKE_GPU_CLASS,
   HUB_FILE_SHAS,
+  VLLM_ARGS,
   closeStory,
   engineFiles,
+  hubCache,
   nodeOf,
   openStory,
   readShas,
@@ -93,22 +95,9 @@ describe.skipIf(!PLANE_HAS_NODES)(
       await hub('reset', { method: 'POST' });
       // The weights trickle (about 40 s), so the replica waits on a cache that is really on its way.
       await setFaults({ repo: HUB_REPO, slow: { path: WEIGHTS, delayMs: 50 } });
-      openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-serving');
-      apply('control-plane', {
-        apiVersion: 'modelplane.ai/v1alpha1',
-        kind: 'ModelCache',
-        metadata: { name: CACHE, namespace: NAMESPACE },
-        spec: {
-          source: 'HuggingFace',
-          huggingFace: { repo: HUB_REPO, sizeGiB: 1 },
-          clusterSelector: { matchLabels: { 'modelplane.ai/node-serving': 'yes' } },
-        },
-      });
-      // vLLM's own args, as docs/engine-contract.md writes them.
-      apply(
-        'control-plane',
-        standinReplica(NAMESPACE, REPLICA, CLUSTER, CACHE, ['--model=$(MODELPLANE_MODEL)', '--revision=$(MODELPLANE_MODEL_REVISION)']),
-      );
+      openStory(NAMESPACE, CLUSTER, LABEL);
+      apply('control-plane', hubCache(NAMESPACE, CACHE, LABEL));
+      apply('control-plane', standinReplica(NAMESPACE, REPLICA, CLUSTER, CACHE, VLLM_ARGS));
       // Until the hydration is Ready, no engine workload exists on the cluster and the replica says it waits.
       const early: string[] = [];
       await eventually(

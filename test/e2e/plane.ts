@@ -110,6 +110,15 @@ export function tokenLeft(server: ApiServer, name: string, namespace: string): b
   return Object.keys(data).length === 0 && ownedByJob(secret, job);
 }
 
+/**
+ * The kinds of a Job's report access (its ServiceAccount, Role and RoleBinding, all named as the Job), each
+ * not yet owned by the Job `job` in `namespace` on the cluster: empty once the access is handed to it (release.ts).
+ */
+export function accessNotOwnedByJob(server: ApiServer, job: string, namespace: string): string[] {
+  const owner = getObject(server, 'job', job, namespace);
+  return ['serviceaccount', 'role', 'rolebinding'].filter((kind) => !ownedByJob(getObject(server, kind, job, namespace), owner));
+}
+
 export function names(objects: readonly JsonObject[]): string[] {
   return objects.map((object) => getString(object, 'metadata', 'name') ?? '').sort();
 }
@@ -203,6 +212,28 @@ export interface StandaloneMember {
   deviceClassName?: string;
 }
 
+/** A ModelReplica of one engine `main` (one copy) of these members, from a cache, on one cluster; `spec` adds fields (serving). */
+export function replicaManifest(
+  namespace: string,
+  name: string,
+  cluster: string,
+  cache: string,
+  members: JsonObject[],
+  spec: JsonObject = {},
+): JsonObject {
+  return {
+    apiVersion: 'modelplane.ai/v1alpha1',
+    kind: 'ModelReplica',
+    metadata: { name, namespace, labels: { 'modelplane.ai/deployment': name, 'modelplane.ai/cluster': cluster } },
+    spec: { clusterName: cluster, modelCacheRef: { name: cache }, ...spec, engines: [{ name: 'main', copies: 1, members }] },
+  };
+}
+
+/** A member's pod: one container `engine` of this image and args. */
+export const engineTemplate = (image: string, args: string[]): JsonObject => ({
+  spec: { containers: [{ name: 'engine', image, args }] },
+});
+
 /** A ModelReplica serving one Standalone vLLM engine on one GPU, from a cache, on one cluster. */
 export function standaloneReplica(
   namespace: string,
@@ -211,40 +242,13 @@ export function standaloneReplica(
   cache: string,
   member: StandaloneMember = {},
 ): JsonObject {
-  return {
-    apiVersion: 'modelplane.ai/v1alpha1',
-    kind: 'ModelReplica',
-    metadata: { name, namespace, labels: { 'modelplane.ai/deployment': name, 'modelplane.ai/cluster': cluster } },
-    spec: {
-      clusterName: cluster,
-      modelCacheRef: { name: cache },
-      serving: { mode: 'Unified' },
-      engines: [
-        {
-          name: 'main',
-          copies: 1,
-          members: [
-            {
-              role: 'Standalone',
-              nodePoolName: member.nodePoolName ?? 'a100',
-              deviceRequests: [{ name: 'gpu', deviceClassName: member.deviceClassName ?? 'gpu.nvidia.com', count: 1 }],
-              template: {
-                spec: {
-                  containers: [
-                    {
-                      name: 'engine',
-                      image: member.image ?? 'vllm/vllm-openai:v0.11.0',
-                      args: member.args ?? ['--model=$(MODELPLANE_MODEL)'],
-                    },
-                  ],
-                },
-              },
-            },
-          ],
-        },
-      ],
-    },
+  const standalone = {
+    role: 'Standalone',
+    nodePoolName: member.nodePoolName ?? 'a100',
+    deviceRequests: [{ name: 'gpu', deviceClassName: member.deviceClassName ?? 'gpu.nvidia.com', count: 1 }],
+    template: engineTemplate(member.image ?? 'vllm/vllm-openai:v0.11.0', member.args ?? ['--model=$(MODELPLANE_MODEL)']),
   };
+  return replicaManifest(namespace, name, cluster, cache, [standalone], { serving: { mode: 'Unified' } });
 }
 
 /** The token the e2e stories stage gated models with: not a real one, and never to be found in a capture. */

@@ -28,7 +28,7 @@ import {
   kubectlOk,
   kubelet,
   list,
-  ownedByJob,
+  accessNotOwnedByJob,
   pick,
   reasonOf,
   setInferenceClusterStatus,
@@ -276,15 +276,12 @@ describe('progress on the live plane: a cache going 0% → 37% → 100% → veri
     // child composes only its claim, and the cluster shows the ServiceAccount, Role and RoleBinding owned by the Job.
     for (const cluster of CLUSTERS) {
       await eventually(`${cluster}'s child composing only its claim`, () => composedKeys(child(cluster)).join() === 'pvc', STEP_WAIT);
-      for (const kind of ['serviceaccount', 'role', 'rolebinding']) {
-        // The Job finished moments ago: its TTL (180 s) has not removed it yet.
-        await eventually(
-          `the ${kind} on ${WORKLOAD[cluster]} owned by the Job`,
-          () =>
-            ownedByJob(read(WORKLOAD[cluster], kind, REMOTE_NAMES.job, REMOTE), read(WORKLOAD[cluster], 'job', REMOTE_NAMES.job, REMOTE)),
-          STEP_WAIT,
-        );
-      }
+      // The Job finished moments ago: its TTL (180 s) has not removed it yet.
+      await eventually(
+        `the Job's report access on ${WORKLOAD[cluster]} owned by the Job`,
+        () => accessNotOwnedByJob(WORKLOAD[cluster], REMOTE_NAMES.job, REMOTE).length === 0,
+        { ...STEP_WAIT, describe: () => accessNotOwnedByJob(WORKLOAD[cluster], REMOTE_NAMES.job, REMOTE).join(', ') },
+      );
     }
   });
 

@@ -46,7 +46,15 @@ export interface Faults {
   echoAuth?: boolean;
   /** Refuse every token, the right one too, as the hub does a revoked one (401, X-Error-Code GatedRepo). */
   refuseToken?: boolean;
-  /** Only this repository's files are corrupted, cut or slowed (unset: every repository's). */
+  /** Hold a GET of this file until the fault is cleared (the download waits, with the files before it done). */
+  hold?: string;
+  /**
+   * Answer 403 to every request from a client whose address starts with one of these, as an egress proxy that
+   * refuses the hub would (a cluster's pods: test/e2e/hub/client.ts clusterClients). A held request is answered so
+   * when it is let go.
+   */
+  refuseFrom?: string[];
+  /** Only this repository's files are corrupted, cut, slowed or held (unset: every repository's). */
   repo?: string;
 }
 
@@ -66,6 +74,8 @@ export interface Recorded {
   range?: string;
   authorization?: string;
   body?: string;
+  /** The client's address (IPv4 as such, not IPv4-mapped). */
+  from?: string;
 }
 
 /** Where the controls are (never a repository's path: `_hub` is no owner name the hub allows). */
@@ -201,6 +211,27 @@ export class FakeHub {
     return true;
   }
 
+  /** The answer of an egress proxy that refuses this client (faults.refuseFrom): true when it has answered (403). */
+  private refusedFrom(res: ServerResponse, from: string | undefined): boolean {
+    if (from === undefined || !(this.faults.refuseFrom ?? []).some((prefix) => from.startsWith(prefix))) return false;
+    const message = `egress to the hub refused for ${from}`;
+    res.writeHead(403, { 'Content-Type': 'text/plain', 'X-Error-Message': message }).end(`${message}\n`);
+    return true;
+  }
+
+  /**
+   * Wait while a GET of this file is held (faults.hold), or until its client goes. Every 2 s an interim
+   * `102 Processing` keeps the client's read timeout (huggingface_hub's is 10 s) from ending the wait: no byte of
+   * the file comes, so the download's progress stays where it was.
+   */
+  private async letGo(req: IncomingMessage, res: ServerResponse, repo: string, path: string): Promise<void> {
+    const held = () => this.faults.hold === path && (this.faults.repo === undefined || this.faults.repo === repo);
+    for (let tick = 1; held() && !req.socket.destroyed; tick++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      if (tick % 10 === 0) res.writeProcessing();
+    }
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -209,6 +240,8 @@ export class FakeHub {
     if (req.headers.range) record.range = req.headers.range;
     if (req.headers.authorization) record.authorization = req.headers.authorization;
     if (chunks.length > 0) record.body = Buffer.concat(chunks).toString('utf8');
+    const from = clientAddress(req);
+    if (from) record.from = from;
 
     if (url.pathname.startsWith(CONTROL)) {
       this.control(req, res, url.pathname.slice(CONTROL.length), record.body);
@@ -221,6 +254,8 @@ export class FakeHub {
       res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
       return;
     }
+    // The Job's reports above go to the API server, not through the egress proxy refuseFrom plays.
+    if (this.refusedFrom(res, from)) return;
     const models = this.repoOf(url.pathname, '/api/models/');
     if (req.method === 'GET' && models) {
       if (this.refused(req, res, models.name, models.repo)) return;
@@ -262,6 +297,10 @@ export class FakeHub {
         return;
       }
       const faulty = this.faults.repo === undefined || this.faults.repo === resolve.name;
+      if (req.method === 'GET' && faulty && this.faults.hold === path) {
+        await this.letGo(req, res, resolve.name, path);
+        if (this.refusedFrom(res, from)) return;
+      }
       this.serveFile(req, res, revision.commit, file, faulty ? this.faults : {});
       return;
     }
@@ -305,6 +344,12 @@ export class FakeHub {
     }
     res.end(body);
   }
+}
+
+/** The client's address, an IPv4-mapped one written as IPv4. */
+function clientAddress(req: IncomingMessage): string | undefined {
+  const address = req.socket.remoteAddress;
+  return address?.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
 }
 
 function revisionOf(repo: Repo, name: string): FakeRevision | undefined {

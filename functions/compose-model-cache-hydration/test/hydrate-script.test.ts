@@ -74,7 +74,10 @@ function markerPath(source: HuggingFaceSource): string {
   return hubMarker(artifactOf(source)).replace(HYDRATION_MOUNT_PATH, cache);
 }
 
-function hydrate(source: HuggingFaceSource, options: { verifyOnly?: boolean; token?: boolean; stallSeconds?: number } = {}): Promise<Run> {
+function hydrate(
+  source: HuggingFaceSource,
+  options: { verifyOnly?: boolean; token?: boolean; stallSeconds?: number; env?: Record<string, string> } = {},
+): Promise<Run> {
   const env: Record<string, string> = {
     PATH: `${VENV_BIN}:${process.env['PATH'] ?? ''}`,
     HOME: cache,
@@ -90,7 +93,7 @@ function hydrate(source: HuggingFaceSource, options: { verifyOnly?: boolean; tok
   };
   if (options.token) env['HF_TOKEN'] = TOKEN;
   if (options.stallSeconds !== undefined) env['MODELPLANE_STALL_SECONDS'] = String(options.stallSeconds);
-  return sh(command(source, options), env);
+  return sh(command(source, options), { ...env, ...options.env });
 }
 
 /** Run a shell command line to its end, with its exit code and everything it printed. */
@@ -339,6 +342,35 @@ describe('the hydration script, under Python with huggingface_hub, against a fak
     }
     hub.reset();
     expect((await hydrate({ repo: GATED, include: ['*.json'] }, { token: true })).code).toBe(0);
+  });
+});
+
+describe('the test hub’s controls, as huggingface_hub meets them (the plane’s hub: docs/nodes.md)', () => {
+  it('holds a file without ending the download: the client waits past its read timeout, then gets the file once', async () => {
+    await startHub();
+    hub.faults.hold = WEIGHTS.path;
+    // A 3 s read timeout, a 7 s hold: without the hub's interim responses the client would give up and retry.
+    const running = hydrate({ repo: REPO }, { env: { HF_HUB_DOWNLOAD_TIMEOUT: '3' } });
+    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    const atTheHold = lastReport();
+    hub.faults = {};
+    const run = await running;
+    expect(run.code, run.stderr).toBe(0);
+    expect(atTheHold?.['filesDone'], 'the files before the weights done, the weights not begun').toBe(
+      REFS.main.files.filter((f) => f.path < WEIGHTS.path).length,
+    );
+    expect(downloads().filter((r) => r.url.endsWith(`/${WEIGHTS.path}`))).toHaveLength(1);
+    expect(staged(MAIN, WEIGHTS.path).equals(WEIGHTS.content)).toBe(true);
+  }, 30_000);
+
+  it('refuses the clients it is told to, as an egress proxy would, in words the script reports', async () => {
+    await startHub();
+    hub.faults.refuseFrom = ['127.0.0.'];
+    const run = await hydrate({ repo: REPO });
+    expect(run.code).toBe(1);
+    expect(lastReport()).toMatchObject({ state: 'Failed' });
+    expect(String(lastReport()?.['message'])).toContain('403 Forbidden: egress to the hub refused for 127.0.0.1');
+    expect(downloads()).toEqual([]);
   });
 });
 

@@ -7,7 +7,9 @@
 #                      controllers: Job, volume binding, service accounts, the
 #                      root CA publisher, TTL, GC, resource claims, ...),
 #                      local-path-provisioner, dra-example-driver's kubelet
-#                      plugin (eight fake GPUs, DeviceClass gpu.example.com)
+#                      plugin (eight fake GPUs under each of two driver names,
+#                      DeviceClasses gpu.example.com and gpu.nvidia.com),
+#                      the LeaderWorkerSet controller (its CRD and webhooks)
 #   network namespace  containerd (runc), the kubelet, kube-proxy (iptables),
 #   mp-NAME:           the CNI bridge mpbr0 and its pods
 #
@@ -434,13 +436,19 @@ YAML
 		--configmap-name local-path-config --helper-image "$BUSYBOX_IMAGE"
 }
 
-# kubernetes-sigs' dra-example-driver, as a process on the host: its kubelet
+# kubernetes-sigs' dra-example-driver, as processes on the host: its kubelet
 # plugin registers with this node's kubelet (under the kubelet's root dir),
 # publishes eight fake GPUs in a ResourceSlice and, for a pod's claim, writes
 # the CDI spec containerd applies (GPU_DEVICE_<n> in the container's env).
+# Twice, under two driver names (its --driver-name): gpu.example.com, its own,
+# and gpu.nvidia.com, the name NVIDIA's driver publishes and our examples ask
+# for (the walkthrough's replica selects on capacity["gpu.nvidia.com"].memory:
+# the driver's 80Gi under that name). The same fake devices either way.
 # What upstream's Helm chart deploys around it: its ClusterRole, bound to
-# this node's driver user, and the DeviceClass gpu.example.com.
+# this node's driver user, and a DeviceClass of each name.
+DRA_DRIVER_NAMES=(gpu.example.com gpu.nvidia.com)
 node_dra() {
+	local driver
 	mkdir -p "$dir/cdi"
 	k apply -f - >/dev/null <<YAML
 apiVersion: rbac.authorization.k8s.io/v1
@@ -457,21 +465,71 @@ kind: ClusterRoleBinding
 metadata: {name: modelplane-dra-example-driver}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: modelplane-dra-example-driver}
 subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "modelplane:dra-driver:$node"}]
----
+YAML
+	for driver in "${DRA_DRIVER_NAMES[@]}"; do
+		k apply -f - >/dev/null <<YAML
 apiVersion: resource.k8s.io/v1
 kind: DeviceClass
-metadata: {name: gpu.example.com}
+metadata: {name: $driver}
 spec:
-  selectors: [{cel: {expression: "device.driver == 'gpu.example.com'"}}]
+  selectors: [{cel: {expression: "device.driver == '$driver'"}}]
 YAML
-	nstart dra-driver env NODE_NAME="$node" KUBECONFIG="$dir/dra-driver.kubeconfig" CDI_ROOT="$dir/cdi" NUM_DEVICES=8 \
-		KUBELET_REGISTRAR_DIRECTORY_PATH="$dir/kubelet/plugins_registry" KUBELET_PLUGINS_DIRECTORY_PATH="$dir/kubelet/plugins" \
-		"$DRA_EXAMPLE_KUBELETPLUGIN"
-	nwait "the DRA driver's devices" 60 dra_devices
+		nstart "dra-driver-$driver" env NODE_NAME="$node" KUBECONFIG="$dir/dra-driver.kubeconfig" CDI_ROOT="$dir/cdi" NUM_DEVICES=8 \
+			DRIVER_NAME="$driver" KUBELET_REGISTRAR_DIRECTORY_PATH="$dir/kubelet/plugins_registry" \
+			KUBELET_PLUGINS_DIRECTORY_PATH="$dir/kubelet/plugins" "$DRA_EXAMPLE_KUBELETPLUGIN"
+	done
+	nwait "the DRA drivers' devices" 60 dra_devices
+}
+
+# kubernetes-sigs' LeaderWorkerSet controller (LWS_VERSION), as a process on
+# the host: its CRD, its manager with the node's admin identity and its
+# webhooks (the LeaderWorkerSet's defaults and checks; the pod webhook that
+# gives a group's pods their labels and LWS_* env), served on 127.0.0.1 with
+# a certificate from the plane's CA and registered by URL: the API server
+# runs on the host too. Upstream's own objectSelector keeps the pod webhooks
+# to LeaderWorkerSet pods, so nothing else waits on this process.
+LWS_WEBHOOK_BASE_PORT=19440
+node_lws() {
+	local c="$dir/lws-certs" port=$((LWS_WEBHOOK_BASE_PORT + index)) ca url hook
+	mkdir -p "$c"
+	openssl_quiet req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout "$c/tls.key" -out "$c/tls.csr"
+	printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n' >"$c/tls.ext"
+	openssl_quiet x509 -req -in "$c/tls.csr" -CA "$NODE_CERTS/ca.crt" -CAkey "$NODE_CERTS/ca.key" \
+		-CAcreateserial -CAserial "$c/ca.srl" -days 30 -extfile "$c/tls.ext" -out "$c/tls.crt"
+	k apply --server-side -f "$LWS_CRDS" >/dev/null
+	cat >"$dir/lws-config.yaml" <<YAML
+apiVersion: config.lws.x-k8s.io/v1alpha1
+kind: Configuration
+leaderElection: {leaderElect: false}
+internalCertManagement: {enable: false}
+webhook: {host: 127.0.0.1, port: $port, certDir: $c}
+metrics: {bindAddress: "0"}
+health: {healthProbeBindAddress: "0"}
+YAML
+	nstart lws "$LWS_MANAGER" --config "$dir/lws-config.yaml" --kubeconfig "$dir/admin.kubeconfig"
+	nwait "the LeaderWorkerSet webhooks on :$port" 60 port_taken "$port"
+	ca="$(base64 -w0 <"$NODE_CERTS/ca.crt")" url="https://127.0.0.1:$port"
+	hook() { # NAME PATH GROUP RESOURCE OPERATIONS [pods: the objectSelector]
+		printf -- '- name: %s\n  admissionReviewVersions: [v1]\n  sideEffects: None\n  failurePolicy: Fail\n' "$1"
+		printf '  clientConfig: {url: "%s%s", caBundle: %s}\n' "$url" "$2" "$ca"
+		printf '  rules: [{apiGroups: ["%s"], apiVersions: [v1], operations: [%s], resources: [%s]}]\n' "$3" "$5" "$4"
+		[[ "$4" != pods ]] || printf '  objectSelector: {matchExpressions: [{key: leaderworkerset.sigs.k8s.io/name, operator: Exists}]}\n'
+	}
+	{
+		printf 'apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata: {name: lws-mutating-webhook-configuration}\nwebhooks:\n'
+		hook mleaderworkerset.kb.io /mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset leaderworkerset.x-k8s.io leaderworkersets "CREATE, UPDATE"
+		hook mpod.kb.io /mutate--v1-pod "" pods CREATE
+		printf -- '---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata: {name: lws-validating-webhook-configuration}\nwebhooks:\n'
+		hook vleaderworkerset.kb.io /validate-leaderworkerset-x-k8s-io-v1-leaderworkerset leaderworkerset.x-k8s.io leaderworkersets "CREATE, UPDATE"
+		hook vpod.kb.io /validate--v1-pod "" pods "CREATE, UPDATE"
+	} | k apply -f - >/dev/null
 }
 
 dra_devices() {
-	[[ -n "$(k get resourceslices --field-selector "spec.nodeName=$node" -o jsonpath='{.items[*].spec.devices[*].name}')" ]]
+	local driver
+	for driver in "${DRA_DRIVER_NAMES[@]}"; do
+		[[ -n "$(k get resourceslices --field-selector "spec.nodeName=$node,spec.driver=$driver" -o jsonpath='{.items[*].spec.devices[*].name}')" ]] || return 1
+	done
 }
 
 containerd_up() { "${ctr[@]}" version; }
@@ -484,7 +542,7 @@ node_ready() {
 up() {
 	local t0=$SECONDS tool
 	for tool in "$KUBELET" "$KUBE_SCHEDULER" "$KUBE_PROXY" "$KUBE_CONTROLLER_MANAGER" "$CONTAINERD_BIN/containerd" \
-		"$CNI_PLUGINS_BIN/bridge" "$LOCAL_PATH_PROVISIONER" "$DRA_EXAMPLE_KUBELETPLUGIN"; do
+		"$CNI_PLUGINS_BIN/bridge" "$LOCAL_PATH_PROVISIONER" "$DRA_EXAMPLE_KUBELETPLUGIN" "$LWS_MANAGER"; do
 		[[ -x "$tool" ]] || { node_say "$tool is missing: run \`make tools\`"; return 1; }
 	done
 	for tool in runc iptables nsenter; do
@@ -503,8 +561,9 @@ up() {
 	nwait "node $node Ready" 120 node_ready
 	node_provisioner
 	node_dra
+	node_lws
 	nwait "the default ServiceAccount" 60 k get serviceaccount default
-	node_say "node $node Ready ($node_ip, pods $pod_cidr, $(k get resourceslices --field-selector "spec.nodeName=$node" -o jsonpath='{.items[*].spec.devices[*].name}' | wc -w) devices of gpu.example.com) in $((SECONDS - t0)) s; containerd $("${ctr[@]}" version 2>/dev/null | awk '/Server/{s=1} s && /Version/{print $2; exit}')"
+	node_say "node $node Ready ($node_ip, pods $pod_cidr, $(k get resourceslices --field-selector "spec.nodeName=$node" -o jsonpath='{.items[*].spec.devices[*].name}' | wc -w) fake GPUs of ${DRA_DRIVER_NAMES[*]}) in $((SECONDS - t0)) s; containerd $("${ctr[@]}" version 2>/dev/null | awk '/Server/{s=1} s && /Version/{print $2; exit}')"
 }
 
 # Stop the kubelet first (it would restart what we stop), then every

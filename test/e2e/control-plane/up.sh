@@ -197,6 +197,8 @@ if [[ "$NODES" == 1 ]]; then
 	bash "$repo/images/python/build.sh" "127.0.0.1:$REGISTRY_PORT"
 	# The serving stand-in for vLLM (ENGINE_STANDIN_IMAGE in test/e2e/plane.ts) the e2e replicas run.
 	bash "$repo/images/engine/build.sh" "127.0.0.1:$REGISTRY_PORT"
+	# The endpoint picker's stand-in (images/epp/), under the name a replica's routing composes.
+	bash "$repo/images/epp/build.sh" "127.0.0.1:$REGISTRY_PORT"
 	# The OCI resolver Job's images (crane at RESOLVER_IMAGE's version; kubectl).
 	bash "$repo/images/oci-tools/build.sh" "127.0.0.1:$REGISTRY_PORT"
 	for i in "${!WORKLOAD_CLUSTERS[@]}"; do

@@ -21,6 +21,15 @@ export async function hub(path: 'requests' | 'reset' | 'faults', init?: RequestI
   return response.json();
 }
 
+/**
+ * The addresses a workload cluster's pods reach the hub from, as prefixes (faults.refuseFrom): their node's (the
+ * CNI masquerades traffic leaving the node) and their own (docs/nodes.md, Network).
+ */
+export function clusterClients(cluster: (typeof WORKLOAD_CLUSTERS)[number]): string[] {
+  const index = WORKLOAD_CLUSTERS.indexOf(cluster);
+  return [`10.209.${index}.`, `10.244.${index}.`];
+}
+
 /** Replace the hub's faults (an empty object: none). */
 export const setFaults = (faults: Faults): Promise<unknown> => hub('faults', { method: 'PUT', body: JSON.stringify(faults) });
 

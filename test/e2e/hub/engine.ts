@@ -10,6 +10,7 @@ import { sha256 } from '../../support/fake-hub.js';
 import {
   ENGINE_STANDIN_IMAGE,
   apply,
+  engineTemplate,
   condition,
   eventually,
   getObject,
@@ -18,12 +19,13 @@ import {
   kubectlOk,
   list,
   reasonOf,
+  replicaManifest,
   setInferenceClusterStatus,
   standaloneReplica,
   type ApiServer,
 } from '../plane.js';
 import { removeStory } from './client.js';
-import { HUB_FILES } from './repo.js';
+import { HUB_FILES, HUB_REPO } from './repo.js';
 
 type Cluster = Exclude<ApiServer, 'control-plane'>;
 
@@ -67,6 +69,29 @@ export const standinReplica = (namespace: string, name: string, cluster: Cluster
     nodePoolName: ENGINE_POOL,
     deviceClassName: FAKE_GPU_CLASS,
   });
+
+/** vLLM's own args for the model the cache's contract names, as docs/engine-contract.md writes them. */
+export const VLLM_ARGS = ['--model=$(MODELPLANE_MODEL)', '--revision=$(MODELPLANE_MODEL_REVISION)'];
+
+/** A gang replica: a Leader and one Worker, each the vLLM stand-in with one fake GPU, in the stories' pool (a LeaderWorkerSet). */
+export function standinGangReplica(namespace: string, name: string, cluster: Cluster, cache: string): JsonObject {
+  const member = (role: 'Leader' | 'Worker'): JsonObject => ({
+    role,
+    nodePoolName: ENGINE_POOL,
+    ...(role === 'Worker' ? { worker: { nodes: 1 } } : {}),
+    deviceRequests: [{ name: 'gpu', deviceClassName: FAKE_GPU_CLASS, count: 1 }],
+    template: engineTemplate(ENGINE_STANDIN_IMAGE, VLLM_ARGS),
+  });
+  return replicaManifest(namespace, name, cluster, cache, [member('Leader'), member('Worker')]);
+}
+
+/** A ModelCache of the hub's public repository on the clusters labelled `label: yes` (openStory labels the story's). */
+export const hubCache = (namespace: string, name: string, label: string): JsonObject => ({
+  apiVersion: 'modelplane.ai/v1alpha1',
+  kind: 'ModelCache',
+  metadata: { name, namespace },
+  spec: { source: 'HuggingFace', huggingFace: { repo: HUB_REPO, sizeGiB: 1 }, clusterSelector: { matchLabels: { [label]: 'yes' } } },
+});
 
 export const replicaOf = (namespace: string, name: string): JsonObject | undefined =>
   getObject('control-plane', 'modelreplica', name, namespace);

@@ -2,7 +2,8 @@
 // the test hub (test/support/fake-hub.ts) on every address, so the workload
 // clusters' pods reach it at the plane's address, serving a small but real
 // model repository twice, once public and once gated behind the e2e token,
-// and one whose listing is too large for a 1 GiB claim.
+// one whose listing is too large for a 1 GiB claim, and the same files
+// again under the walkthrough's model name (Qwen/Qwen3-0.6B).
 // The hydration Jobs reach it through the hfEndpoint setting (up.sh puts it
 // in the packaged Composition's HydrationSettings).
 //
@@ -20,6 +21,7 @@ import {
   HUB_RESTART_REPO,
   HUB_RESUME_REPO,
   HUB_TOKEN,
+  HUB_WALKTHROUGH_REPO,
   hubLargeRevision,
   hubRevision,
 } from './repo.js';
@@ -34,12 +36,14 @@ const main: FakeRevision = hubRevision();
 const hub = new FakeHub(HUB_REPO, { main });
 hub.addRepo(HUB_GATED_REPO, { main }, { token: HUB_TOKEN });
 hub.addRepo(HUB_LARGE_REPO, { main: hubLargeRevision() });
-for (const repo of [HUB_RESUME_REPO, HUB_RESTART_REPO]) hub.addRepo(repo, { main });
+for (const repo of [HUB_RESUME_REPO, HUB_RESTART_REPO, HUB_WALKTHROUGH_REPO]) hub.addRepo(repo, { main });
 // One line a request, without the token (only whether one came, and whether it was the right one).
 hub.log = (request) => {
   const auth =
     request.authorization === undefined ? 'no token' : request.authorization === `Bearer ${HUB_TOKEN}` ? 'the e2e token' : 'another token';
-  console.log(`${new Date().toISOString()} ${request.method} ${request.url}${request.range ? ` ${request.range}` : ''} (${auth})`);
+  console.log(
+    `${new Date().toISOString()} ${request.from ?? '?'} ${request.method} ${request.url}${request.range ? ` ${request.range}` : ''} (${auth})`,
+  );
 };
 await hub.start(host, port);
 console.log(`hub on ${address}: ${HUB_REPO} and ${HUB_GATED_REPO} (gated) at ${main.commit}, ${main.files.length} files`);

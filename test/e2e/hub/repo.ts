@@ -14,6 +14,11 @@ export const HUB_GATED_REPO = 'modelplane-e2e/tiny-chat-gated';
 /** The same files again under names of their own, so a test's faults and request counts are its own. */
 export const HUB_RESUME_REPO = 'modelplane-e2e/tiny-chat-resume';
 export const HUB_RESTART_REPO = 'modelplane-e2e/tiny-chat-restart';
+/**
+ * The walkthrough's model (docs/walkthrough.md, examples/model-cache/first-compose), under its real name with the
+ * small files above: the stand-in hub has no real weights.
+ */
+export const HUB_WALKTHROUGH_REPO = 'Qwen/Qwen3-0.6B';
 /** A repository whose listing is larger than a 1 GiB claim (one shard listed at 3 GiB, never served). */
 export const HUB_LARGE_REPO = 'modelplane-e2e/too-large';
 /** The e2e stories' token (plane.ts E2E_HF_TOKEN): the one the gated repository accepts. */

@@ -1,0 +1,141 @@
+// A gang replica on a real node with the real LeaderWorkerSet controller
+// (issue 28.5), on a plane with real nodes (`make e2e-nodes`): a HuggingFace
+// ModelCache staged on cluster-b by its Job, then a ModelReplica whose engine
+// is a Leader and one Worker, each the vLLM stand-in with a fake GPU. The
+// replica composes a LeaderWorkerSet; kubernetes-sigs' controller (node.sh,
+// LWS_VERSION) makes the gang's StatefulSets, its pod webhook labels the pods
+// and puts the LWS_* env first in each container, and the StatefulSet
+// controller, the scheduler and the kubelet do the rest. Asserted in the
+// running containers: the leader address and rank we compose as aliases of
+// LWS's env (MODELPLANE_LEADER_ADDRESS=$(LWS_LEADER_ADDRESS)) expand to LWS's
+// values, both pods read the model offline through the mount contract, and the
+// LeaderWorkerSet's own Available condition makes the replica Serving.
+//
+// On a plane without nodes it is skipped.
+
+import { afterAll, describe, expect, it } from 'vitest';
+import { REMOTE_NAMESPACE, asArray, getIn, getString, hydrationName, isObject } from '#lib';
+import type { JsonObject } from '#lib';
+import { PLANE_HAS_NODES } from './hub/client.js';
+import {
+  ENGINE_TEST_TIMEOUT,
+  ENGINE_WAIT as WAIT,
+  HUB_FILE_SHAS,
+  closeStory,
+  engineFiles,
+  hubCache,
+  nodeOf,
+  openStory,
+  readShas,
+  replicaOf,
+  standinGangReplica,
+} from './hub/engine.js';
+import { apply, condition, eventually, getObject, kubectl, list, reasonOf } from './plane.js';
+
+const NAMESPACE = 'e2e-node-lws';
+const CACHE = 'gang';
+const REPLICA = 'gang-chat';
+const CLUSTER = 'cluster-b';
+const LWS_NAME = 'leaderworkerset.sigs.k8s.io/name';
+
+/** The LeaderWorkerSet the replica composed on the cluster (the only one of its story). */
+const leaderWorkerSet = (): JsonObject | undefined =>
+  list(CLUSTER, 'leaderworkersets.leaderworkerset.x-k8s.io', REMOTE_NAMESPACE).find((lws) =>
+    (getString(lws, 'metadata', 'name') ?? '').startsWith(`${REPLICA}-`),
+  );
+
+/** The gang's pods, leader first (LWS names them <lws>-0 and <lws>-0-1). */
+const gangPods = (lws: string): JsonObject[] =>
+  list(CLUSTER, 'pods', REMOTE_NAMESPACE, `${LWS_NAME}=${lws}`).sort((a, b) =>
+    (getString(a, 'metadata', 'name') ?? '').localeCompare(getString(b, 'metadata', 'name') ?? ''),
+  );
+
+const ready = (pod: JsonObject): boolean => getString(condition(pod, 'Ready') ?? {}, 'status') === 'True';
+
+/** A variable as the running container has it (its env after Kubernetes expanded `$(VAR)` references). */
+function runningEnv(pod: JsonObject, name: string): string {
+  const result = kubectl(CLUSTER, ['exec', '-n', REMOTE_NAMESPACE, getString(pod, 'metadata', 'name') ?? '', '--', 'printenv', name]);
+  if (result.code !== 0) throw new Error(`printenv ${name} in ${getString(pod, 'metadata', 'name') ?? ''}: ${result.stderr.trim()}`);
+  return result.stdout.trim();
+}
+
+describe.skipIf(!PLANE_HAS_NODES)('real pods on real nodes: a gang replica run by the real LeaderWorkerSet controller', () => {
+  afterAll(() => closeStory(NAMESPACE, REPLICA, CLUSTER));
+
+  it(
+    'stages the cache on the cluster, then the controller makes the gang’s leader and worker pods',
+    { timeout: ENGINE_TEST_TIMEOUT },
+    async () => {
+      openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-lws');
+      apply('control-plane', hubCache(NAMESPACE, CACHE, 'modelplane.ai/node-lws'));
+      await eventually(
+        'the cache Ready on cluster-b',
+        () =>
+          reasonOf(
+            getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, CLUSTER), NAMESPACE),
+            'ArtifactReady',
+          ) === 'Staged',
+        WAIT,
+      );
+      apply('control-plane', standinGangReplica(NAMESPACE, REPLICA, CLUSTER, CACHE));
+
+      const lws = await eventually('the LeaderWorkerSet on cluster-b', leaderWorkerSet, WAIT);
+      const name = getString(lws, 'metadata', 'name') ?? '';
+      const pods = await eventually(
+        'the leader and the worker Ready on the node',
+        () => {
+          const found = gangPods(name);
+          return found.length === 2 && found.every(ready) ? found : undefined;
+        },
+        {
+          ...WAIT,
+          describe: () => JSON.stringify(gangPods(name).map((p) => [getString(p, 'metadata', 'name'), getIn(p, 'status', 'phase')])),
+        },
+      );
+      expect(pods.map((p) => getString(p, 'metadata', 'name'))).toEqual([`${name}-0`, `${name}-0-1`]);
+      for (const pod of pods) expect(getString(pod, 'spec', 'nodeName')).toBe(nodeOf(CLUSTER));
+      // The controller's own workload objects: the leaders' StatefulSet and the group's workers'.
+      const statefulSets = list(CLUSTER, 'statefulsets', REMOTE_NAMESPACE, `${LWS_NAME}=${name}`).map((s) =>
+        getString(s, 'metadata', 'name'),
+      );
+      expect(statefulSets.sort()).toEqual([name, `${name}-0`]);
+    },
+  );
+
+  it('gives each pod LWS’s env first, so the leader address and rank we compose expand in the running containers', () => {
+    const name = getString(leaderWorkerSet(), 'metadata', 'name') ?? '';
+    const [leader, worker] = gangPods(name);
+    for (const pod of [leader, worker]) {
+      const env = asArray(getIn(asArray(getIn(pod, 'spec', 'containers')).find(isObject), 'env'))
+        .filter(isObject)
+        .map((e) => getString(e, 'name'));
+      // LWS's pod webhook puts its variables at the front: a `$(VAR)` after them expands.
+      expect(env.slice(0, 3)).toEqual(['LWS_LEADER_ADDRESS', 'LWS_GROUP_SIZE', 'LWS_WORKER_INDEX']);
+      expect(env.indexOf('MODELPLANE_LEADER_ADDRESS')).toBeGreaterThan(env.indexOf('LWS_LEADER_ADDRESS'));
+    }
+    const subdomain = getString(leader, 'spec', 'subdomain') ?? '';
+    const address = `${name}-0.${subdomain}.${REMOTE_NAMESPACE}`;
+    for (const [pod, rank] of [
+      [leader, '0'],
+      [worker, '1'],
+    ] as const) {
+      expect(runningEnv(pod!, 'LWS_LEADER_ADDRESS')).toBe(address);
+      expect(runningEnv(pod!, 'MODELPLANE_LEADER_ADDRESS'), 'our alias, expanded by Kubernetes').toBe(address);
+      expect(runningEnv(pod!, 'MODELPLANE_RANK')).toBe(rank);
+    }
+  });
+
+  it('reads the model offline in both pods, and the LeaderWorkerSet’s Available makes the replica Serving', async () => {
+    const name = getString(leaderWorkerSet(), 'metadata', 'name') ?? '';
+    for (const pod of gangPods(name)) expect(readShas(await engineFiles(pod))).toEqual(HUB_FILE_SHAS);
+    await eventually(
+      'the LeaderWorkerSet Available, by its controller',
+      () => getString(condition(leaderWorkerSet(), 'Available') ?? {}, 'status') === 'True',
+      WAIT,
+    );
+    await eventually('the replica Serving', () => reasonOf(replicaOf(NAMESPACE, REPLICA), 'ModelReady') === 'Serving', {
+      ...WAIT,
+      describe: () => JSON.stringify(getIn(replicaOf(NAMESPACE, REPLICA), 'status', 'conditions')),
+    });
+  });
+});
