@@ -728,6 +728,13 @@ describe.skipIf(!PLANE_HAS_NODES)(
         ),
       ).toEqual(Object.fromEntries(HUB_FILES.map((f) => [f.path, sha256(f.content)])));
       expect(asArray(getIn(files, 'devices'))).toHaveLength(1);
+      // The page shows what it read and where from; each file's sha256 is checked above, the device varies by run.
+      excerpt('engine-files', {
+        ...pick(files, 'model', 'modelFrom', 'revision', 'revisionFrom', 'source', 'snapshot', 'hfHubCache', 'hfHubOffline', 'totalBytes'),
+        files: asArray(getIn(files, 'files'))
+          .filter(isObject)
+          .map((f) => pick(f, 'path', 'size')),
+      });
 
       const serving = await eventually(
         'the replica serving',
