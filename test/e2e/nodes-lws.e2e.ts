@@ -30,7 +30,7 @@ import {
   replicaOf,
   standinGangReplica,
 } from './hub/engine.js';
-import { apply, condition, eventually, getObject, kubectl, list, reasonOf } from './plane.js';
+import { apply, conditionTrue, eventually, getObject, kubectl, list, reasonOf } from './plane.js';
 
 const NAMESPACE = 'e2e-node-lws';
 const CACHE = 'gang';
@@ -49,8 +49,6 @@ const gangPods = (lws: string): JsonObject[] =>
   list(CLUSTER, 'pods', REMOTE_NAMESPACE, `${LWS_NAME}=${lws}`).sort((a, b) =>
     (getString(a, 'metadata', 'name') ?? '').localeCompare(getString(b, 'metadata', 'name') ?? ''),
   );
-
-const ready = (pod: JsonObject): boolean => getString(condition(pod, 'Ready') ?? {}, 'status') === 'True';
 
 /** A variable as the running container has it (its env after Kubernetes expanded `$(VAR)` references). */
 function runningEnv(pod: JsonObject, name: string): string {
@@ -85,7 +83,7 @@ describe.skipIf(!PLANE_HAS_NODES)('real pods on real nodes: a gang replica run b
         'the leader and the worker Ready on the node',
         () => {
           const found = gangPods(name);
-          return found.length === 2 && found.every(ready) ? found : undefined;
+          return found.length === 2 && found.every((pod) => conditionTrue(pod, 'Ready')) ? found : undefined;
         },
         {
           ...WAIT,
@@ -128,11 +126,7 @@ describe.skipIf(!PLANE_HAS_NODES)('real pods on real nodes: a gang replica run b
   it('reads the model offline in both pods, and the LeaderWorkerSet’s Available makes the replica Serving', async () => {
     const name = getString(leaderWorkerSet(), 'metadata', 'name') ?? '';
     for (const pod of gangPods(name)) expect(readShas(await engineFiles(pod))).toEqual(HUB_FILE_SHAS);
-    await eventually(
-      'the LeaderWorkerSet Available, by its controller',
-      () => getString(condition(leaderWorkerSet(), 'Available') ?? {}, 'status') === 'True',
-      WAIT,
-    );
+    await eventually('the LeaderWorkerSet Available, by its controller', () => conditionTrue(leaderWorkerSet(), 'Available'), WAIT);
     await eventually('the replica Serving', () => reasonOf(replicaOf(NAMESPACE, REPLICA), 'ModelReady') === 'Serving', {
       ...WAIT,
       describe: () => JSON.stringify(getIn(replicaOf(NAMESPACE, REPLICA), 'status', 'conditions')),

@@ -168,6 +168,10 @@ export function condition(object: JsonObject | undefined, type: string): JsonObj
   return conditions.filter(isObject).find((c) => c['type'] === type);
 }
 
+/** Whether an object's condition of this type is True (a pod Ready, a Job Complete, a workload Available). */
+export const conditionTrue = (object: JsonObject | undefined, type: string): boolean =>
+  getString(condition(object, type) ?? {}, 'status') === 'True';
+
 /** A condition's reason, and its message. */
 export const reasonOf = (object: JsonObject | undefined, type: string): string | undefined =>
   getString(condition(object, type) ?? {}, 'reason');

@@ -49,11 +49,13 @@ import { readYamlObject, readYamlStream } from '../render/yaml.js';
 import { sha256 } from '../support/fake-hub.js';
 import { asShown, checkOrUpdate } from './excerpts.js';
 import { PLANE_HAS_NODES, clusterClients, hub, setFaults, snapshotDir, volumeOnNode } from './hub/client.js';
+import { HUB_FILE_SHAS, engineFiles, readShas } from './hub/engine.js';
 import { HUB_FILES, HUB_WALKTHROUGH_REPO, hubRevision } from './hub/repo.js';
 import {
   type ApiServer,
   STATE_DIR,
-  condition,
+  clusterEntry,
+  conditionTrue,
   eventually,
   getObject as read,
   kubectl,
@@ -96,6 +98,11 @@ const WEIGHTS = 'model.safetensors';
 /** hydrate.py downloads the files in name order: these are on the claim while the weights are held. */
 const BEFORE_WEIGHTS = HUB_FILES.filter((f) => f.path < WEIGHTS);
 const BEFORE_WEIGHTS_BYTES = BEFORE_WEIGHTS.reduce((sum, f) => sum + f.content.length, 0);
+/** A cache's entry for a cluster whose Job's pod waits at the held weights, the files before them on the claim. */
+const atTheWeights = (entry: JsonObject | undefined): boolean =>
+  getString(entry, 'phase') === 'Hydrating' &&
+  getIn(entry, 'progress', 'filesDone') === BEFORE_WEIGHTS.length &&
+  getIn(entry, 'progress', 'bytesDone') === BEFORE_WEIGHTS_BYTES;
 /** The ReadWriteMany class of the nodes' local-path-provisioner (docs/nodes.md, Storage). */
 const NODE_CLASS = 'modelplane-rwx';
 /** A step waits this long for what real controllers do in their own time (provider-kubernetes can take a minute or two). */
@@ -286,20 +293,8 @@ function leftovers(): string[] {
 const REPLICA_NODE = `${WORKLOAD[US_EAST]}-node`;
 const POOL = 'modelplane.ai/pool=a100';
 
-/** The pods of the story's Job on a cluster (the Job controller labels them job-name), oldest first. */
-const jobPods = (cluster: Cluster): JsonObject[] =>
-  list(WORKLOAD[cluster], 'pods', REMOTE, `job-name=${REMOTE_NAMES.job}`).sort((a, b) =>
-    (getString(a, 'metadata', 'creationTimestamp') ?? '').localeCompare(getString(b, 'metadata', 'creationTimestamp') ?? ''),
-  );
-
-/** The condition a finished Job holds True (Complete or Failed), if any. */
-const reasonOfJob = (job: JsonObject | undefined): string | undefined =>
-  getString(
-    asArray(getIn(job, 'status', 'conditions')).find(
-      (c) => isObject(c) && c['status'] === 'True' && ['Complete', 'Failed'].includes(getString(c, 'type') ?? ''),
-    ),
-    'type',
-  );
+/** The pods of the story's Job on a cluster (the Job controller labels them job-name). */
+const jobPods = (cluster: Cluster): JsonObject[] => list(WORKLOAD[cluster], 'pods', REMOTE, `job-name=${REMOTE_NAMES.job}`);
 
 /** The replica's engine pods on us-east-a100 (its Deployment's). */
 const enginePods = (): JsonObject[] =>
@@ -430,14 +425,8 @@ describe.skipIf(!PLANE_HAS_NODES)(
         'every cluster Hydrating, its pod waiting for the weights, rolled up 0/3',
         () => {
           const found = settled(cache());
-          const entries = asArray(getIn(found, 'status', 'clusters'));
-          const waiting = entries.every(
-            (entry) =>
-              getString(entry, 'phase') === 'Hydrating' &&
-              getIn(entry, 'progress', 'filesDone') === BEFORE_WEIGHTS.length &&
-              getIn(entry, 'progress', 'bytesDone') === BEFORE_WEIGHTS_BYTES,
-          );
-          return getIn(found, 'status', 'summary', 'ready') === '0/3' && entries.length === 3 && waiting ? found : undefined;
+          const entries = CLUSTERS.map((cluster) => clusterEntry(found, cluster));
+          return getIn(found, 'status', 'summary', 'ready') === '0/3' && entries.every(atTheWeights) ? found : undefined;
         },
         { ...STEP_WAIT, describe: () => JSON.stringify(getIn(cache(), 'status')) },
       );
@@ -666,7 +655,7 @@ describe.skipIf(!PLANE_HAS_NODES)(
           STEP_WAIT,
         );
         const job = read(WORKLOAD[cluster], 'job', REMOTE_NAMES.job, REMOTE);
-        expect(reasonOfJob(job), `the Job on ${WORKLOAD[cluster]}, completed by the Job controller`).toBe('Complete');
+        expect(conditionTrue(job, 'Complete'), `the Job on ${WORKLOAD[cluster]}, completed by the Job controller`).toBe(true);
         expect(accessNotOwnedByJob(WORKLOAD[cluster], REMOTE_NAMES.job, REMOTE), `${cluster}'s access not owned by the Job`).toEqual([]);
       }
       expect(composedKeys(child(US_WEST))).toEqual(STAGING_KEYS);
@@ -709,24 +698,17 @@ describe.skipIf(!PLANE_HAS_NODES)(
     }, 900_000);
 
     it('step 5: the engine pod starts on a GPU of the node, reads the model offline and serves; the operator fixes us-west-a100’s egress', async () => {
-      const pod = await eventually(
-        'the engine pod Ready on us-east-a100',
-        () => enginePods().find((p) => getString(condition(p, 'Ready') ?? {}, 'status') === 'True'),
-        { timeoutMs: 300_000, describe: () => JSON.stringify(enginePods().map((p) => getIn(p, 'status'))) },
-      );
+      const pod = await eventually('the engine pod Ready on us-east-a100', () => enginePods().find((p) => conditionTrue(p, 'Ready')), {
+        timeoutMs: 300_000,
+        describe: () => JSON.stringify(enginePods().map((p) => getIn(p, 'status'))),
+      });
       expect(getString(pod, 'spec', 'nodeName')).toBe(REPLICA_NODE);
       excerpt('engine-pod', podShown(pod));
       // What the engine read, in its own words: the staged snapshot, offline, every file as the hub has it.
-      const files = (await (await fetch(`http://${getString(pod, 'status', 'podIP')}:8000/files`)).json()) as JsonObject;
-      expect(getString(files, 'snapshot')).toBe(`${CACHE_MOUNT_PATH}/models--Qwen--Qwen3-0.6B/snapshots/${hubRevision().commit}`);
+      const files = await engineFiles(pod);
+      expect(getString(files, 'snapshot')).toBe(snapshotDir(CACHE_MOUNT_PATH, HUB_WALKTHROUGH_REPO, hubRevision().commit));
       expect(getIn(files, 'hfHubOffline')).toBe('1');
-      expect(
-        Object.fromEntries(
-          asArray(getIn(files, 'files'))
-            .filter(isObject)
-            .map((f) => [getString(f, 'path') ?? '', getString(f, 'sha256')]),
-        ),
-      ).toEqual(Object.fromEntries(HUB_FILES.map((f) => [f.path, sha256(f.content)])));
+      expect(readShas(files)).toEqual(HUB_FILE_SHAS);
       expect(asArray(getIn(files, 'devices'))).toHaveLength(1);
       // The page shows what it read and where from; each file's sha256 is checked above, the device varies by run.
       excerpt('engine-files', {
@@ -781,13 +763,7 @@ describe.skipIf(!PLANE_HAS_NODES)(
         'the cache Partial, us-west-a100 Hydrating at the weights',
         () => {
           const found = settled(cache());
-          const entry = asArray(getIn(found, 'status', 'clusters')).find((e) => getString(e, 'name') === US_WEST);
-          return getString(entry, 'phase') === 'Hydrating' &&
-            getIn(entry, 'progress', 'filesDone') === BEFORE_WEIGHTS.length &&
-            getIn(entry, 'progress', 'bytesDone') === BEFORE_WEIGHTS_BYTES &&
-            reasonOf(found, 'ArtifactReady') === 'Partial'
-            ? found
-            : undefined;
+          return atTheWeights(clusterEntry(found, US_WEST)) && reasonOf(found, 'ArtifactReady') === 'Partial' ? found : undefined;
         },
         { ...STEP_WAIT, describe: () => JSON.stringify(getIn(cache(), 'status')) },
       );
@@ -842,9 +818,7 @@ describe.skipIf(!PLANE_HAS_NODES)(
       // The files on us-west-a100's node, as its pod wrote them: the hub's.
       const { dir } = volumeOnNode(WORKLOAD[US_WEST], REMOTE_NAMES.pvc);
       const snapshot = snapshotDir(dir, HUB_WALKTHROUGH_REPO, hubRevision().commit);
-      expect(Object.fromEntries(HUB_FILES.map((f) => [f.path, sha256(readFileSync(join(snapshot, f.path)))]))).toEqual(
-        Object.fromEntries(HUB_FILES.map((f) => [f.path, sha256(f.content)])),
-      );
+      expect(Object.fromEntries(HUB_FILES.map((f) => [f.path, sha256(readFileSync(join(snapshot, f.path)))]))).toEqual(HUB_FILE_SHAS);
       expectTokenOnlyInSecrets();
     });
 

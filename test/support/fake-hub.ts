@@ -211,6 +211,11 @@ export class FakeHub {
     return true;
   }
 
+  /** Whether the file faults (corrupt, cut, slow, hold) apply to this repository (faults.repo). */
+  private faultsApplyTo(repo: string): boolean {
+    return this.faults.repo === undefined || this.faults.repo === repo;
+  }
+
   /** The answer of an egress proxy that refuses this client (faults.refuseFrom): true when it has answered (403). */
   private refusedFrom(res: ServerResponse, from: string | undefined): boolean {
     if (from === undefined || !(this.faults.refuseFrom ?? []).some((prefix) => from.startsWith(prefix))) return false;
@@ -225,7 +230,7 @@ export class FakeHub {
    * the file comes, so the download's progress stays where it was.
    */
   private async letGo(req: IncomingMessage, res: ServerResponse, repo: string, path: string): Promise<void> {
-    const held = () => this.faults.hold === path && (this.faults.repo === undefined || this.faults.repo === repo);
+    const held = () => this.faults.hold === path && this.faultsApplyTo(repo);
     for (let tick = 1; held() && !req.socket.destroyed; tick++) {
       await new Promise((resolve) => setTimeout(resolve, 200));
       if (tick % 10 === 0) res.writeProcessing();
@@ -296,7 +301,7 @@ export class FakeHub {
         notFound(res, 'Entry not found');
         return;
       }
-      const faulty = this.faults.repo === undefined || this.faults.repo === resolve.name;
+      const faulty = this.faultsApplyTo(resolve.name);
       if (req.method === 'GET' && faulty && this.faults.hold === path) {
         await this.letGo(req, res, resolve.name, path);
         if (this.refusedFrom(res, from)) return;

@@ -363,6 +363,18 @@ describe('the test hub’s controls, as huggingface_hub meets them (the plane’
     expect(staged(MAIN, WEIGHTS.path).equals(WEIGHTS.content)).toBe(true);
   }, 30_000);
 
+  it('answers a held request with the refusal when it is let go while its client is refused (the walkthrough’s step 4)', async () => {
+    await startHub();
+    hub.faults.hold = WEIGHTS.path;
+    const running = hydrate({ repo: REPO });
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    hub.faults = { refuseFrom: ['127.0.0.'] };
+    const run = await running;
+    expect(run.code).toBe(1);
+    expect(String(lastReport()?.['message'])).toContain('403 Forbidden: egress to the hub refused for 127.0.0.1');
+    expect(existsSync(join(storage(), 'snapshots', MAIN, WEIGHTS.path)), 'the held file never came').toBe(false);
+  }, 30_000);
+
   it('refuses the clients it is told to, as an egress proxy would, in words the script reports', async () => {
     await startHub();
     hub.faults.refuseFrom = ['127.0.0.'];

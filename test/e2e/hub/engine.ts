@@ -11,7 +11,7 @@ import {
   ENGINE_STANDIN_IMAGE,
   apply,
   engineTemplate,
-  condition,
+  conditionTrue,
   eventually,
   getObject,
   inferenceCluster,
@@ -108,7 +108,7 @@ export const standinPods = (cluster: Cluster, replica: string): JsonObject[] =>
 export async function servingPod(namespace: string, replica: string, cluster: Cluster): Promise<JsonObject> {
   const pod = await eventually(
     `the engine pod Ready on ${cluster}`,
-    () => standinPods(cluster, replica).find((p) => getString(condition(p, 'Ready') ?? {}, 'status') === 'True'),
+    () => standinPods(cluster, replica).find((p) => conditionTrue(p, 'Ready')),
     { ...ENGINE_WAIT, describe: () => JSON.stringify(standinPods(cluster, replica).map((p) => getIn(p, 'status'))) },
   );
   await eventually('the replica Serving', () => reasonOf(replicaOf(namespace, replica), 'ModelReady') === 'Serving', {
