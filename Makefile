@@ -32,7 +32,7 @@ endif
 export MODELPLANE_CROSSPLANE := $(CROSSPLANE)
 unexport CROSSPLANE
 
-.PHONY: help node versions demo demo-test test-cli install build lint format typecheck unit test soak run clean bench-fleet bench-fleet-page render-tools render render-check render-update images xpkg docs bench tools tools-test up down node-check e2e e2e-nodes e2e-upgrade hf-venv embed embed-check
+.PHONY: help node versions demo demo-test test-cli install build lint format typecheck unit test soak run clean bench-fleet bench-fleet-page render-tools render render-check render-update images xpkg docs bench tools tools-test up down node-check e2e e2e-standin e2e-upgrade hf-venv embed embed-check
 
 help: ## List the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -201,9 +201,11 @@ tools-test: ## Build only what the tests and make render need (the crossplane CL
 	@bash tools/build.sh test
 
 # A real control plane on localhost (etcd, kube-apiserver, kube-controller-manager,
-# Crossplane, provider-kubernetes, three workload API servers and our three
-# functions over mutual TLS). It stays up until `make down`.
-up: build tools ## Start the local control plane; prints the KUBECONFIG to use
+# Crossplane, provider-kubernetes, three workload clusters of one real node each,
+# and our three functions over mutual TLS). Root, for the nodes (docs/nodes.md);
+# MODELPLANE_UP_NODES=0: workload API servers without nodes, no root. It stays
+# up until `make down`.
+up: build tools ## Start the local control plane with a real node per workload cluster (root); prints the KUBECONFIG to use
 	@bash test/e2e/control-plane/up.sh
 
 # The first run: the plane, a ModelCache on two clusters and a ModelReplica
@@ -226,29 +228,27 @@ down: ## Stop the local control plane and remove its state
 node-check: tools ## Run one real node on a throwaway API server and check pods, claims, Jobs, image volumes (root)
 	@bash test/e2e/control-plane/node-check.sh
 
-# The lifecycle and the other stories on a fresh local control plane, asserted
-# on what its API servers hold; it stops the plane at the end (keeping the logs
-# if it failed). A story whose page shows its YAML fails when the page's
-# excerpts are stale; UPDATE_DOCS=1 rewrites them (docs/walkthrough.md's come
-# from real nodes: UPDATE_DOCS=1 make e2e-nodes E2E=walkthrough).
+# The stories on a fresh local control plane, asserted on what its API
+# servers hold and on the nodes' disks; it stops the plane at the end (keeping
+# the logs if it failed). A story whose page shows its YAML fails when the
+# page's excerpts are stale; UPDATE_DOCS=1 rewrites them.
 #
-# E2E="name ..." runs only those test/e2e/<name>.e2e.ts; E2E=compat is the set
-# CI runs on the older Crossplane of the matrix (docs/crossplane-versions.md).
-# On a plane with real nodes (MODELPLANE_UP_NODES=1) the default is nodes: the
-# other stories play the kubelet stand-in, whose writes real controllers undo.
-E2E_NODES := walkthrough nodes nodes-faults nodes-serving nodes-claim nodes-oci nodes-pip nodes-lws
-E2E ?= $(if $(filter 1,$(MODELPLANE_UP_NODES)),$(E2E_NODES))
+# `make e2e`: real pods on real nodes (docs/nodes.md; root), the walkthrough
+# first. E2E="name ..." runs only those test/e2e/<name>.e2e.ts; E2E=compat is
+# the set CI runs on the older Crossplane of the matrix
+# (docs/crossplane-versions.md). `make e2e-standin`: the stories that still
+# play the stand-in kubelet (test/e2e/workload-kubelet.sh), on a plane
+# without nodes, where no real controller undoes what it writes.
+E2E_NODES := walkthrough lifecycle nodes nodes-faults nodes-serving nodes-claim nodes-oci nodes-pip nodes-lws
+E2E_STANDIN := progress teams safety settings serving-shapes capture fleet faults
+E2E ?= $(if $(filter 0,$(MODELPLANE_UP_NODES)),$(E2E_STANDIN),$(E2E_NODES))
 E2E_COMPAT := lifecycle
 E2E_FILES := $(foreach name,$(if $(filter compat,$(E2E)),$(E2E_COMPAT) $(filter-out compat,$(E2E)),$(E2E)),test/e2e/$(name).e2e.ts)
 e2e-upgrade: build tools ## Upgrade in place on a fresh local plane: the release before shards, Ready and serving, then this checkout (UPGRADE_FROM=<commit>)
 	@bash test/e2e/upgrade/run.sh
 
-# Real pods (docs/nodes.md): a plane whose workload clusters each run a real
-# node (root), and the node stories on it, the walkthrough first; the stand-in
-# kubelet's stories need a plane without nodes. Same as
-# `MODELPLANE_UP_NODES=1 make e2e`; E2E="name ..." picks among them.
-e2e-nodes: ## Real pods on real nodes: a fresh plane with MODELPLANE_UP_NODES=1, the walkthrough and the node stories (root)
-	@MODELPLANE_UP_NODES=1 $(MAKE) --no-print-directory e2e E2E="$(if $(filter command line environment,$(origin E2E)),$(E2E),$(E2E_NODES))"
+e2e-standin: ## The stories that play the stand-in kubelet, on a fresh plane without nodes (MODELPLANE_UP_NODES=0; no root)
+	@MODELPLANE_UP_NODES=0 $(MAKE) --no-print-directory e2e E2E="$(if $(filter command line environment,$(origin E2E)),$(E2E),$(E2E_STANDIN))"
 
-e2e: build tools ## Run the end-to-end lifecycle and the walkthrough on a fresh local control plane (CROSSPLANE=oldest|newest, E2E=compat|<names>)
+e2e: build tools ## Real pods on a fresh local plane with real nodes: the walkthrough, the lifecycle, the node stories (root; CROSSPLANE=oldest|newest, E2E=compat|<names>)
 	@bash test/e2e/run.sh $(E2E_FILES)

@@ -22,10 +22,14 @@ condition() { cp_kubectl -n "$NAMESPACE" get "$1" -o jsonpath="{.status.conditio
 
 # --- 1. the plane ---------------------------------------------------------------
 if [[ -f "$state/pids" ]] && any_running && cp_kubectl get --raw /readyz >/dev/null 2>&1; then
+	if [[ ! -f "$state/nodes/cluster-a/pids" ]]; then
+		echo "[demo] The local control plane up in $state has no nodes (MODELPLANE_UP_NODES=0), and the demo runs real pods: \`make down\`, then \`make demo\`." >&2
+		exit 1
+	fi
 	say "1/4 A local control plane is up already ($state): using it."
 else
-	say "1/4 Starting the local control plane (make up): etcd, the Kubernetes API servers, Crossplane $CROSSPLANE_VERSION, provider-kubernetes $PROVIDER_KUBERNETES_VERSION, our three functions. About a minute."
-	bash "$repo/test/e2e/control-plane/up.sh"
+	say "1/4 Starting the local control plane (make up, as root): etcd, the Kubernetes API servers, a real node for each workload cluster, Crossplane $CROSSPLANE_VERSION, provider-kubernetes $PROVIDER_KUBERNETES_VERSION, our three functions. About a minute."
+	MODELPLANE_UP_NODES=1 bash "$repo/test/e2e/control-plane/up.sh"
 fi
 
 # --- 2. the demo ----------------------------------------------------------------
@@ -42,59 +46,18 @@ for (const [name, status] of Object.entries(parse(readFileSync("examples/demo/cl
 	cp_kubectl patch inferencecluster "$name" --subresource status --type merge -p "$patch" >/dev/null
 	echo "inferencecluster.modelplane.ai/$name status: on workload cluster $(cp_kubectl get inferencecluster "$name" -o jsonpath='{.status.providerConfigRef.name}')"
 done
+# And what it does for the replica's node pool (nodePoolName a100): the node
+# of demo-us-east's cluster carries the pool's label the engine's pods select.
+"$KUBECTL" --kubeconfig "$state/kubeconfigs/cluster-a" label node cluster-a-node modelplane.ai/pool=a100 --overwrite
 
-# --- STAND-IN: remove this block once the workload clusters have real nodes ---
-# The workload clusters of `make up` have no kubelet yet, so nothing runs the
-# staging Jobs or the engine's pods. test/e2e/workload-kubelet.sh plays the
-# kubelet and the controllers: it binds each claim, writes the progress the
-# staging script would report, completes the Job, and makes the engine's
-# Deployments Available. Everything below this block only waits on the
-# conditions our functions and Crossplane write, and works the same with real
-# nodes.
-stand_in() {
-	local kubelet="$repo/test/e2e/workload-kubelet.sh" job="" cluster step deadline=$((SECONDS + TIMEOUT))
-	local commit=0123456789abcdef0123456789abcdef01234567 total=1509552128
-	for cluster in cluster-a cluster-b; do
-		until job="$("$KUBECTL" --kubeconfig "$state/kubeconfigs/$cluster" -n default get jobs -o name 2>/dev/null | grep -m1 "modelcache-$NAMESPACE-$CACHE-hydrate")"; do
-			((SECONDS < deadline)) || return 1
-			sleep 1
-		done
-		bash "$kubelet" "$cluster" bind-claims
-	done
-	for step in 1 2 3 4; do
-		for cluster in cluster-a cluster-b; do
-			local report="{\"state\":\"Downloading\",\"commit\":\"$commit\",\"requiredGiB\":2,\"filesTotal\":8,\"filesDone\":$((step * 2)),\"bytesTotal\":$total,\"bytesDone\":$((total / 4 * step))}"
-			# Retried until provider-kubernetes has created the Job's Role and binding.
-			until bash "$kubelet" "$cluster" report-progress "${job#job.batch/}" "$report" >/dev/null 2>&1; do
-				((SECONDS < deadline)) || return 1
-				sleep 1
-			done
-		done
-		# Until the cache shows this step on both clusters (the report travels: provider-kubernetes observes the
-		# Job, the child reads it, the cache rolls it up), so each step is seen.
-		local seen=0 wait_until=$((SECONDS + 60))
-		while ((seen < 2 && SECONDS < wait_until)); do
-			seen=0
-			for percent in $(cp_kubectl -n "$NAMESPACE" get modelcache "$CACHE" -o jsonpath='{.status.clusters[*].progress.percent}' 2>/dev/null); do
-				((percent >= step * 25)) && seen=$((seen + 1))
-			done
-			sleep 1
-		done
-	done
-	for cluster in cluster-a cluster-b; do bash "$kubelet" "$cluster" complete-job "${job#job.batch/}"; done
-	# The engine: make each of the replica's Deployments on cluster-a Available, as they appear.
-	while ((SECONDS < deadline)); do
-		for deployment in $("$KUBECTL" --kubeconfig "$state/kubeconfigs/cluster-a" -n default get deployments -o name 2>/dev/null | grep "/$REPLICA"); do
-			bash "$kubelet" cluster-a available "${deployment#deployment.apps/}" >/dev/null 2>&1 || true
-		done
-		sleep 3
-	done
-}
-stand_in >"$state/logs/demo-stand-in.log" 2>&1 &
-stand_in_pid=$!
-trap 'kill "$stand_in_pid" 2>/dev/null || true' EXIT
-echo "(stand-in: test/e2e/workload-kubelet.sh plays the workload clusters' kubelet; log: $state/logs/demo-stand-in.log)"
-# --- END STAND-IN ---------------------------------------------------------------
+# The workload clusters run real nodes: each cluster's staging Job is a pod
+# that downloads the weights from the plane's hub (test/e2e/hub/, the stand-in
+# for huggingface.co: Qwen/Qwen3-0.6B there is a small repository of the same
+# layout), and the replica's engine is a pod (a stand-in for vLLM, no GPU
+# here) that reads them offline. The hub sends the weights file slowly (16 KiB
+# every 80 ms: about a minute), so each cluster's progress can be watched.
+curl -fsS -X PUT "http://127.0.0.1:$HUB_PORT/_hub/faults" \
+	-d '{"slow":{"path":"model.safetensors","delayMs":80},"repo":"Qwen/Qwen3-0.6B"}' >/dev/null
 
 # --- 3. the cache, staging on both clusters -------------------------------------
 say "3/4 Waiting for ModelCache $NAMESPACE/$CACHE to be Ready on both clusters (each stages the weights; up to $TIMEOUT s):"
@@ -122,6 +85,7 @@ while :; do
 	sleep 2
 done
 echo "ModelCache $CACHE Ready on $(cp_kubectl -n "$NAMESPACE" get modelcache "$CACHE" -o jsonpath='{.status.summary.ready}') clusters."
+curl -fsS -X PUT "http://127.0.0.1:$HUB_PORT/_hub/faults" -d '{}' >/dev/null # the hub at full speed again
 
 # --- 4. the replica, starting its engine ----------------------------------------
 say "4/4 Waiting for ModelReplica $NAMESPACE/$REPLICA to serve (its engine starts once the cache is Ready on demo-us-east; up to $TIMEOUT s):"
@@ -144,6 +108,12 @@ while :; do
 	sleep 2
 done
 echo "ModelReplica $REPLICA serving on demo-us-east."
+# The engine's own words (a stand-in for vLLM, images/engine/): what it read, offline, through the mount.
+engine="$("$KUBECTL" --kubeconfig "$state/kubeconfigs/cluster-a" -n default get deployments -o name | grep -m1 "/$REPLICA-main-" || true)"
+if [[ -n "$engine" ]]; then
+	echo "Its engine, a pod on cluster-a's node (kubectl --kubeconfig $state/kubeconfigs/cluster-a logs $engine):"
+	"$KUBECTL" --kubeconfig "$state/kubeconfigs/cluster-a" -n default logs "$engine" | grep -m2 -E '^\[engine-standin\] (model|read) ' || true
+fi
 
 cat <<NEXT
 
@@ -153,7 +123,7 @@ Try next (the plane stays up):
   export KUBECONFIG=$state/kubeconfigs/control-plane
   kubectl -n $NAMESPACE get modelcaches,modelcachehydrations,modelreplicas
   kubectl -n $NAMESPACE get modelcache $CACHE -o yaml            # status.clusters: each cluster's phase and progress
-  kubectl --kubeconfig $state/kubeconfigs/cluster-a get pvc,jobs,deployments   # what it composed on a workload cluster
+  kubectl --kubeconfig $state/kubeconfigs/cluster-a get pvc,jobs,deployments,pods   # what it composed on a workload cluster, and its pods
   kubectl -n $NAMESPACE delete modelreplica $REPLICA             # then the cache can go: kubectl -n $NAMESPACE delete modelcache $CACHE
 The walkthrough (docs/walkthrough.md) tells the longer story: a cluster failing and recovering.
 

@@ -360,7 +360,7 @@ build_lws() {
 	chmod u+w "$1"/crds/*.yaml
 }
 
-# The plane's package index (MODELPLANE_UP_NODES=1; up.sh starts it, pypiserver.sh):
+# The plane's package index (for its nodes; up.sh starts it, pypiserver.sh):
 # pypiserver in a venv of its own, and the directory it serves: the pinned
 # huggingface_hub and every dependency, as wheels for what the stock Python
 # image (python:3.11-slim) runs, CPython 3.11 on manylinux. The platforms are
@@ -401,7 +401,7 @@ node_debian_packages() {
 		return
 	fi
 	if ((EUID != 0)) || ! command -v apt-get >/dev/null; then
-		log "node packages (Debian): ${missing[*]} missing, and this is not root with apt-get: install them for MODELPLANE_UP_NODES=1"
+		log "node packages (Debian): ${missing[*]} missing, and this is not root with apt-get: install them for the real nodes of \`make up\`"
 		return
 	fi
 	local start=$SECONDS
@@ -433,7 +433,7 @@ build_etcd() {
 # images/hydration/build.sh): debootstrap needs root, so only as root.
 hydration_base() {
 	if ((EUID != 0)) || ! command -v debootstrap >/dev/null; then
-		log "hydration-base: needs root and debootstrap; not built (MODELPLANE_UP_NODES=1 builds it)"
+		log "hydration-base: needs root and debootstrap; not built (\`make tools\` as root builds it)"
 		return
 	fi
 	SAY_AS=tools bash "$here/../images/hydration/build.sh" --base
@@ -442,7 +442,7 @@ hydration_base() {
 # The stand-in for the stock Python image (images/python/), the pip path's: the same, as root only.
 python_standin() {
 	if ((EUID != 0)) || ! command -v debootstrap >/dev/null; then
-		log "python-standin: needs root and debootstrap; not built (MODELPLANE_UP_NODES=1 builds it)"
+		log "python-standin: needs root and debootstrap; not built (\`make tools\` as root builds it)"
 		return
 	fi
 	SAY_AS=tools bash "$here/../images/python/build.sh" --base
@@ -505,11 +505,10 @@ node | crossplane | provider-kubernetes | kubernetes | etcd | crane | kubernetes
 	;;
 all)
 	total=$SECONDS
-	# The real nodes' tools (docs/nodes.md) only for a plane that runs them:
-	# `make up` starts none unless MODELPLANE_UP_NODES=1, and they are a third
-	# of a cold build.
+	# The real nodes' tools (docs/nodes.md) only for a plane that runs them
+	# (a third of a cold build): MODELPLANE_UP_NODES=0 `make up` starts none.
 	node_tools=()
-	if [[ "${MODELPLANE_UP_NODES:-0}" == 1 ]]; then
+	if [[ "${MODELPLANE_UP_NODES:-1}" == 1 ]]; then
 		node_tools=(kubernetes-node="$kubernetes_node_dir" containerd="$containerd_dir" cni-plugins="$cni_plugins_dir"
 			local-path-provisioner="$local_path_provisioner_dir" dra-example-driver="$dra_example_driver_dir" lws="$lws_dir"
 			pypiserver="$pypiserver_dir" resolver-crane="$resolver_crane_dir")

@@ -22,7 +22,7 @@ eval "$(bash "$repo/tools/build.sh" env | grep -E '^(CRANE|RESOLVER_CRANE|KUBECT
 source "$repo/tools/versions.env"
 resolver="$(sed -n "s/^export const RESOLVER_IMAGE = '\(.*\)';/\1/p" "$repo/functions/lib/src/settings.ts")"
 say() { printf '[oci tools images] %s\n' "$*" >&2; }
-[[ -x "$RESOLVER_CRANE" ]] || { say "$RESOLVER_CRANE is missing: \`MODELPLANE_UP_NODES=1 make tools\` builds it"; exit 1; }
+[[ -x "$RESOLVER_CRANE" ]] || { say "$RESOLVER_CRANE is missing: \`make tools\` builds it"; exit 1; }
 arch="$(go env GOARCH 2>/dev/null || echo amd64)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -35,6 +35,7 @@ import {
   reasonOf,
   setInferenceClusterStatus,
   standaloneReplica,
+  standInPlane,
 } from './plane.js';
 import { tapFunctions, type Tap } from './tap.js';
 
@@ -68,7 +69,7 @@ function keep(fn: CapturedFunction, json: JsonObject): void {
   if (process.env['UPDATE_CAPTURE']) writeFileSync(join(REPO_ROOT, 'bench', 'captured', `${fn}.json`), text);
 }
 
-describe('requests as Crossplane sends them, captured on a real control plane', () => {
+describe.skipIf(!standInPlane('capture.e2e.ts'))('requests as Crossplane sends them, captured on a real control plane', () => {
   let tap: Tap | undefined;
   const captured = new Map<CapturedFunction, JsonObject>();
 

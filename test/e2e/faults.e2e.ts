@@ -41,6 +41,7 @@ import {
   standaloneReplica,
   STATE_DIR,
   type ApiServer,
+  standInPlane,
 } from './plane.js';
 import { planeProcess, restart, running, stop, type PlaneProcess } from './processes.js';
 
@@ -284,7 +285,7 @@ function completeJob(server: ApiServer, job: string): void {
 
 const figures: string[] = [];
 
-describe('faults on a real control plane', () => {
+describe.skipIf(!standInPlane('faults.e2e.ts'))('faults on a real control plane', () => {
   let before = new Map<string, string>();
   let steadyEngine: string | undefined;
 

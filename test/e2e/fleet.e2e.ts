@@ -8,11 +8,11 @@
 
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPlane, runFleet, type FleetResult } from '../../bench/fleet/fleet.js';
-import { STATE_DIR, kubectl } from './plane.js';
+import { STATE_DIR, kubectl, standInPlane } from './plane.js';
 
 const NAMESPACE = 'e2e-fleet';
 
-describe('the fleet benchmark at N = 3', () => {
+describe.skipIf(!standInPlane('fleet.e2e.ts'))('the fleet benchmark at N = 3', () => {
   const plane = openPlane(STATE_DIR);
   afterAll(() => {
     plane.close();

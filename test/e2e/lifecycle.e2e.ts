@@ -1,19 +1,27 @@
 // The model-cache lifecycle on a real control plane (`make up`): Crossplane
 // runs our Compositions and calls our three servers over mutual TLS;
-// provider-kubernetes puts what they compose on three workload API servers.
-// Each step is asserted on what the API servers hold. The one stand-in is
-// the workload kubelet (test/e2e/workload-kubelet.sh), which binds claims and
-// finishes Jobs when a step says so.
+// provider-kubernetes puts what they compose on three workload clusters, each
+// a real node (docs/nodes.md). Each step is asserted on what the API servers
+// hold. Nothing plays a controller: claims bind when the Job's pod is
+// scheduled, the pods download from the plane's hub (the stand-in for
+// huggingface.co; it holds the weights while a step looks at a download in
+// flight, and refuses cluster-c's pods when a step needs a download to fail),
+// the Job, TTL and garbage-collection controllers finish and remove Jobs, the
+// engine is a pod with a DRA device, and the OCI source is resolved by its
+// real resolver Job against the plane's registry.
 //
 // The steps run in order and build on each other, as a platform team's day
 // would: stage a model on two of three clusters, serve it on one, move the
 // footprint, fail a download, stage from OCI and from an existing claim, and
 // delete everything.
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requireTool } from '../support/tools.js';
 import { REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
 import {
   clusterEntry,
@@ -27,7 +35,6 @@ import {
   getObject,
   kubectl,
   kubectlOk,
-  kubelet,
   list,
   names,
   type ApiServer,
@@ -36,7 +43,11 @@ import {
   reasonOf,
   standaloneReplica,
   tokenLeft,
+  nodesPlane,
 } from './plane.js';
+import { clusterClients, setFaults } from './hub/client.js';
+import { nodeOf } from './hub/engine.js';
+import { HUB_WALKTHROUGH_REPO, hubRevision } from './hub/repo.js';
 
 // Its own namespace: the walkthrough (another e2e file) plays its story in ml-team.
 const NAMESPACE = 'e2e-lifecycle';
@@ -60,8 +71,49 @@ function modelCache(name: string, source: JsonObject, selector: Record<string, s
 
 const HUGGING_FACE = {
   source: 'HuggingFace',
-  huggingFace: { repo: 'Qwen/Qwen3-0.6B', revision: 'main', sizeGiB: 20, authSecret: { name: 'hf-token', key: 'HF_TOKEN' } },
+  huggingFace: { repo: HUB_WALKTHROUGH_REPO, revision: 'main', sizeGiB: 20, authSecret: { name: 'hf-token', key: 'HF_TOKEN' } },
 };
+/** The pool the replicas' engines name (standaloneReplica's nodePoolName), as a node label. */
+const POOL = 'modelplane.ai/pool=a100';
+/** The plane's registry as the host pushes to it, and as a pod names it (common.sh's REGISTRY_PORT, NODE_PLANE_ADDRESS). */
+const PUSH_TO = '127.0.0.1:15000';
+const PULL_FROM = '10.209.255.1:15000';
+
+/**
+ * A ModelPack artifact (its config and weight media types, artifactType) pushed to the plane's registry from an
+ * OCI layout written here; its digest. What the resolver Job resolves; the engine would mount it through the
+ * ModelPack CSI driver, which is not on the nodes, so the story stops at the mount it publishes.
+ */
+function pushModelPack(repository: string): string {
+  const work = mkdtempSync(join(tmpdir(), 'modelpack-'));
+  try {
+    mkdirSync(join(work, 'blobs', 'sha256'), { recursive: true });
+    const blob = (content: Buffer | string): { digest: string; size: number } => {
+      const bytes = Buffer.from(content);
+      const hex = createHash('sha256').update(bytes).digest('hex');
+      writeFileSync(join(work, 'blobs', 'sha256', hex), bytes);
+      return { digest: `sha256:${hex}`, size: bytes.length };
+    };
+    const config = blob(JSON.stringify({ descriptor: { name: 'qwen' }, modelfs: { type: 'layers', diffIds: [] } }));
+    const weights = blob(Buffer.alloc(1024, 7));
+    const manifest = blob(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: 'application/vnd.oci.image.manifest.v1+json',
+        artifactType: 'application/vnd.cncf.model.manifest.v1+json',
+        config: { mediaType: 'application/vnd.cncf.model.config.v1+json', ...config },
+        layers: [{ mediaType: 'application/vnd.cncf.model.weight.v1.tar', ...weights }],
+      }),
+    );
+    const index = { schemaVersion: 2, manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', ...manifest }] };
+    writeFileSync(join(work, 'index.json'), JSON.stringify(index));
+    writeFileSync(join(work, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
+    execFileSync(requireTool('CRANE'), ['push', work, `${PUSH_TO}/${repository}`], { stdio: 'pipe' });
+    return manifest.digest;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
 
 const cacheOf = (name: string): JsonObject | undefined => getObject('control-plane', 'modelcache', name, NAMESPACE);
 const replicaOf = (name: string): JsonObject | undefined => getObject('control-plane', 'modelreplica', name, NAMESPACE);
@@ -72,9 +124,15 @@ function remoteNames(cluster: ApiServer, resource: string): string[] {
   return names(list(cluster, resource, REMOTE));
 }
 
-describe('the lifecycle on a real control plane', () => {
+describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real control plane', () => {
   const hf = cacheNames(NAMESPACE, 'qwen');
   const replica = 'qwen-chat-a';
+
+  // The weights held at the hub until a step lets the downloads finish; the replica's pool on cluster-a's node.
+  beforeAll(async () => {
+    await setFaults({ hold: 'model.safetensors', repo: HUB_WALKTHROUGH_REPO });
+    kubectlOk('cluster-a', ['label', 'node', nodeOf('cluster-a'), POOL, '--overwrite']);
+  });
 
   // The next e2e file gets the plane as it found it: no XR, no InferenceCluster, no token.
   afterAll(async () => {
@@ -89,7 +147,10 @@ describe('the lifecycle on a real control plane', () => {
     );
     kubectl('control-plane', ['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=true', '--timeout=120s']);
     kubectl('control-plane', ['delete', 'inferenceclusters', ...WORKLOAD_CLUSTERS, '--ignore-not-found']);
+    kubectl('cluster-b', ['delete', 'pod', 'platform-fill', '-n', REMOTE, '--ignore-not-found']);
     kubectl('cluster-b', ['delete', 'pvc', 'qwen-weights', '-n', REMOTE, '--ignore-not-found']);
+    kubectl('cluster-a', ['label', 'node', nodeOf('cluster-a'), 'modelplane.ai/pool-']);
+    await setFaults({});
   });
 
   it('stages a HuggingFace model on the two selected clusters of three, and on no other', async () => {
@@ -159,15 +220,16 @@ describe('the lifecycle on a real control plane', () => {
     expect(engineDeployments('cluster-a', replica)).toEqual([]);
   });
 
-  it('turns Ready once the kubelet stand-in binds the claim and the Job completes: mount published, Job and token gone, PVC kept', async () => {
-    for (const cluster of ['cluster-a', 'cluster-b'] as const) kubelet(cluster, 'bind-claims');
+  it("turns Ready once the Jobs' pods have downloaded and verified the model: mount published, Job and token gone, PVC kept", async () => {
     for (const cluster of ['cluster-a', 'cluster-b'] as const) {
       await eventually(
-        `${cluster} Hydrating (claim Bound, Job running)`,
+        `${cluster} Hydrating (the claim Bound by the provisioner, the Job's pod at the held weights)`,
         () => reasonOf(hydrationOf('qwen', cluster), 'ArtifactReady') === 'Hydrating',
       );
-      kubelet(cluster, 'complete-job', hf.job);
+      expect(getString(getObject(cluster, 'pvc', hf.pvc, REMOTE) ?? {}, 'status', 'phase')).toBe('Bound');
+      expect(getIn(getObject(cluster, 'job', hf.job, REMOTE), 'status', 'active')).toBe(1);
     }
+    await setFaults({});
     const cache = await eventually(
       'the ModelCache Ready on both clusters',
       () => {
@@ -204,7 +266,8 @@ describe('the lifecycle on a real control plane', () => {
     expect(asArray(getIn(engine, 'env'))).toEqual(
       expect.arrayContaining([
         { name: 'MODELPLANE_MODEL', value: 'Qwen/Qwen3-0.6B' },
-        { name: 'MODELPLANE_MODEL_REVISION', value: 'main' },
+        // Pinned to the commit the Job's pod staged (its report), not the branch the cache names.
+        { name: 'MODELPLANE_MODEL_REVISION', value: hubRevision().commit },
         { name: 'HF_HUB_OFFLINE', value: '1' },
         { name: 'HF_HUB_CACHE', value: '/mnt/models' },
       ]),
@@ -212,6 +275,11 @@ describe('the lifecycle on a real control plane', () => {
     // Nothing was composed on the other clusters.
     expect(engineDeployments('cluster-b', replica)).toEqual([]);
     await eventually('the replica Accepted', () => reasonOf(replicaOf(replica), 'ModelAccepted') === 'Accepted');
+    // The engine (the vLLM stand-in under vLLM's image name) scheduled on the node with a DRA device, and Ready.
+    await eventually('the replica Serving', () => reasonOf(replicaOf(replica), 'ModelReady') === 'Serving', {
+      timeoutMs: 300_000,
+      describe: () => JSON.stringify(getIn(replicaOf(replica), 'status', 'conditions')),
+    });
   });
 
   it("keeps a deselected cluster while a replica runs there, and reclaims it (PVC and all) once the replica is gone; the other cluster's PVC stays", async () => {
@@ -229,29 +297,41 @@ describe('the lifecycle on a real control plane', () => {
 
     kubectlOk('control-plane', ['delete', 'modelreplica', replica, '-n', NAMESPACE, '--wait=true', '--timeout=120s']);
     await eventually('the engine gone from cluster-a', () => engineDeployments('cluster-a', replica).length === 0);
+    // The claim goes once nothing holds it, and the hydration with it: the finished Job's pod holds it until the
+    // Job's TTL (180 s after it completed) removes both.
+    await eventually("cluster-a's PVC deleted", () => !remoteNames('cluster-a', 'pvc').includes(hf.pvc), {
+      timeoutMs: 300_000,
+      describe: () => JSON.stringify({ jobs: remoteNames('cluster-a', 'jobs'), pods: remoteNames('cluster-a', 'pods') }),
+    });
     await eventually('cluster-a reclaimed: its hydration gone', () => hydrationOf('qwen', 'cluster-a') === undefined);
-    await eventually("cluster-a's PVC deleted", () => !remoteNames('cluster-a', 'pvc').includes(hf.pvc));
     expect(remoteNames('cluster-b', 'pvc')).toContain(hf.pvc);
     expect(clusterEntry(cacheOf('qwen'), 'cluster-b')?.['phase']).toBe('Ready');
   });
 
-  it('reports a failed Job as HydrationFailed on the child, the parent and a replica', async () => {
+  it("reports a failed Job as HydrationFailed on the child, the parent and a replica, in the pod's own words", async () => {
     const broken = cacheNames(NAMESPACE, 'qwen-cpu');
+    // cluster-c's egress to the hub refused, as a proxy would: each try of the Job's pod ends in a 403.
+    await setFaults({ refuseFrom: clusterClients('cluster-c') });
     apply('control-plane', modelCache('qwen-cpu', HUGGING_FACE, { [TIER]: 'cpu' }));
     apply('control-plane', standaloneReplica(NAMESPACE, 'qwen-chat-c', 'cluster-c', 'qwen-cpu'));
     await eventually(
       'the PVC and Job on cluster-c',
       () => remoteNames('cluster-c', 'pvc').includes(broken.pvc) && remoteNames('cluster-c', 'jobs').includes(broken.job),
     );
-    kubelet('cluster-c', 'bind-claims');
-    await eventually('cluster-c Hydrating', () => reasonOf(hydrationOf('qwen-cpu', 'cluster-c'), 'ArtifactReady') === 'Hydrating');
-    kubelet('cluster-c', 'fail-job', broken.job);
-
-    const child = await eventually('the child HydrationFailed', () => {
-      const found = hydrationOf('qwen-cpu', 'cluster-c');
-      return reasonOf(found, 'ArtifactReady') === 'HydrationFailed' ? found : undefined;
-    });
+    // The pod restarts on its node until the Job's backoff limit; the Job controller then fails the Job.
+    const child = await eventually(
+      'the child HydrationFailed',
+      () => {
+        const found = hydrationOf('qwen-cpu', 'cluster-c');
+        return reasonOf(found, 'ArtifactReady') === 'HydrationFailed' ? found : undefined;
+      },
+      { timeoutMs: 300_000, describe: () => JSON.stringify(getIn(hydrationOf('qwen-cpu', 'cluster-c'), 'status')) },
+    );
+    const failedJob = getObject('cluster-c', 'job', broken.job, REMOTE);
+    expect(reasonOf(failedJob, 'Failed')).toBe('BackoffLimitExceeded');
     expect(getString(condition(child, 'ArtifactReady')!, 'message')).toMatch(/BackoffLimitExceeded|backoff limit/);
+    expect(getString(condition(child, 'ArtifactReady')!, 'message')).toMatch(/403 Forbidden/);
+    await setFaults({});
     const parent = await eventually('the parent HydrationFailed', () => {
       const found = cacheOf('qwen-cpu');
       return reasonOf(found, 'ArtifactReady') === 'HydrationFailed' ? found : undefined;
@@ -283,34 +363,29 @@ describe('the lifecycle on a real control plane', () => {
     kubectlOk('control-plane', ['delete', 'modelreplica', 'qwen-chat-c', '-n', NAMESPACE, '--wait=true', '--timeout=120s']);
     await eventually('qwen-cpu deleted by the replayed deletion', () => cacheOf('qwen-cpu') === undefined, { timeoutMs: 180_000 });
     await eventually("qwen-cpu's hydration gone", () => hydrationOf('qwen-cpu', 'cluster-c') === undefined);
-    await eventually("qwen-cpu's PVC gone from cluster-c", () => !remoteNames('cluster-c', 'pvc').includes(broken.pvc));
+    // The failed Job's pod holds the claim until the Job's TTL removes both.
+    await eventually("qwen-cpu's PVC gone from cluster-c", () => !remoteNames('cluster-c', 'pvc').includes(broken.pvc), {
+      timeoutMs: 300_000,
+    });
   });
 
-  it('stages an OCI ModelPack artifact: the resolver Job, its result, Ready with a CSI mount', async () => {
-    const oci = cacheNames(NAMESPACE, 'qwen-oci');
-    const ref = 'registry.example.com/models/qwen-modelpack:v1';
+  it('stages an OCI ModelPack artifact: the real resolver Job resolves it in the registry, Ready with a CSI mount', async () => {
+    const repository = 'modelplane-e2e/qwen-modelpack';
+    const digest = pushModelPack(`${repository}:v1`);
+    const ref = `${PULL_FROM}/${repository}:v1`;
     apply('control-plane', modelCache('qwen-oci', { source: 'OCI', oci: { ref } }, { [TIER]: 'a100' }));
-    await eventually('the resolver Job on cluster-b', () => remoteNames('cluster-b', 'jobs').includes(oci.resolver));
-    const manifest = {
-      schemaVersion: 2,
-      mediaType: 'application/vnd.oci.image.manifest.v1+json',
-      artifactType: 'application/vnd.cncf.model.manifest.v1+json',
-      config: { mediaType: 'application/vnd.cncf.model.config.v1+json', digest: `sha256:${'1'.repeat(64)}`, size: 301 },
-      layers: [{ mediaType: 'application/vnd.cncf.model.weight.v1.tar', digest: `sha256:${'2'.repeat(64)}`, size: 1024 }],
-    };
-    const file = join(mkdtempSync(join(tmpdir(), 'oci-')), 'manifest.json');
-    writeFileSync(file, JSON.stringify(manifest, null, 2));
-    kubelet('cluster-b', 'resolve-oci', oci.resolver, oci.resolver, ref, file);
     const cache = await eventually(
       'the OCI cache Ready on cluster-b',
       () => {
         const found = cacheOf('qwen-oci');
         return clusterEntry(found, 'cluster-b')?.['phase'] === 'Ready' ? found : undefined;
       },
-      { describe: () => JSON.stringify(getIn(cacheOf('qwen-oci'), 'status')) },
+      { timeoutMs: 300_000, describe: () => JSON.stringify(getIn(cacheOf('qwen-oci'), 'status')) },
     );
+    expect(getIn(hydrationOf('qwen-oci', 'cluster-b'), 'status', 'digest')).toBe(digest);
     const volume = asArray(getIn(clusterEntry(cache, 'cluster-b'), 'mount', 'volumes'))[0];
     expect(getIn(volume, 'csi', 'driver')).toBe('model.csi.modelpack.org');
+    expect(JSON.stringify(volume)).toContain(digest);
   });
 
   it('observes an existing claim for a PersistentVolumeClaim source: Ready once Bound, never created by us', async () => {
@@ -318,7 +393,8 @@ describe('the lifecycle on a real control plane', () => {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
       metadata: { name: 'qwen-weights', namespace: REMOTE },
-      spec: { accessModes: ['ReadOnlyMany'], resources: { requests: { storage: '20Gi' } }, storageClassName: 'platform-ro' },
+      // The node's local-path class binds on its first consumer (ReadWriteOnce only): Pending until the platform's own pod uses it.
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '20Gi' } }, storageClassName: 'local-path' },
     });
     apply(
       'control-plane',
@@ -328,7 +404,23 @@ describe('the lifecycle on a real control plane', () => {
       'ClaimNotBound while the claim is Pending',
       () => reasonOf(hydrationOf('qwen-pvc', 'cluster-b'), 'ArtifactReady') === 'ClaimNotBound',
     );
-    kubelet('cluster-b', 'bind-claims');
+    apply('cluster-b', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'platform-fill', namespace: REMOTE },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [
+          {
+            name: 'fill',
+            image: 'docker.io/library/busybox:1.35.0',
+            command: ['sh', '-c', 'touch /weights/filled'],
+            volumeMounts: [{ name: 'weights', mountPath: '/weights' }],
+          },
+        ],
+        volumes: [{ name: 'weights', persistentVolumeClaim: { claimName: 'qwen-weights' } }],
+      },
+    });
     const cache = await eventually('the PVC cache Ready on cluster-b', () => {
       const found = cacheOf('qwen-pvc');
       return clusterEntry(found, 'cluster-b')?.['phase'] === 'Ready' ? found : undefined;

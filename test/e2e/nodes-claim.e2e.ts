@@ -1,5 +1,5 @@
 // A PersistentVolumeClaim source on a real node (issue 28.4), on a plane with
-// real nodes (`make e2e-nodes`): a claim a team filled themselves (bound by
+// real nodes (`make e2e`): a claim a team filled themselves (bound by
 // local-path-provisioner on cluster-c, the model's files written into its
 // volume's directory on the node, as any out-of-band copy would), a ModelCache
 // that names it, and a ModelReplica whose engine (the vLLM stand-in, with a DRA

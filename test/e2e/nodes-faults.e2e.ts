@@ -1,5 +1,5 @@
 // The failure paths on real pods (issue 28.4), on a plane with real nodes
-// (`make e2e-nodes`): each one is a real hydration Job on a real node whose
+// (`make e2e`): each one is a real hydration Job on a real node whose
 // script meets a real fault from the plane's hub, and ends in the phase and
 // condition docs/troubleshooting.md documents, with the words the pod itself
 // reported (its progress annotation) and the Job the Job controller failed:

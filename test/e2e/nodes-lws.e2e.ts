@@ -1,5 +1,5 @@
 // A gang replica on a real node with the real LeaderWorkerSet controller
-// (issue 28.5), on a plane with real nodes (`make e2e-nodes`): a HuggingFace
+// (issue 28.5), on a plane with real nodes (`make e2e`): a HuggingFace
 // ModelCache staged on cluster-b by its Job, then a ModelReplica whose engine
 // is a Leader and one Worker, each the vLLM stand-in with a fake GPU. The
 // replica composes a LeaderWorkerSet; kubernetes-sigs' controller (node.sh,

@@ -1,5 +1,5 @@
 // An OCI model image on a real node (issue 28.4), on a plane with real nodes
-// (`make e2e-nodes`): the hub's small repository pushed to the plane's
+// (`make e2e`): the hub's small repository pushed to the plane's
 // registry as an image (its files in one layer), a ModelCache naming it by tag
 // on cluster-b, whose real resolver Job (crane at RESOLVER_IMAGE's version,
 // images/oci-tools/) resolves the tag to a digest from inside a pod; then a

@@ -1,5 +1,5 @@
 // The pip path on a real node (issue 28.2), on a plane with real nodes
-// (`make e2e-nodes`, docs/nodes.md): a HuggingFace ModelCache on the one
+// (`make e2e`, docs/nodes.md): a HuggingFace ModelCache on the one
 // InferenceCluster labelled modelplane.ai/e2e-install=pip, whose
 // HydrationSettings (common.sh with_settings: a per-cluster override,
 // install.pip with the plane's index) give its Job the stock Python image
@@ -43,7 +43,7 @@ import {
 } from './plane.js';
 
 if (!NODES) {
-  console.log(`nodes-pip.e2e.ts: skipped: the plane in ${STATE_DIR} has no real nodes (start it with MODELPLANE_UP_NODES=1)`);
+  console.log(`nodes-pip.e2e.ts: skipped: the plane in ${STATE_DIR} has no real nodes (\`make e2e\` starts one with them)`);
 }
 
 const NAMESPACE = 'e2e-node-pip';

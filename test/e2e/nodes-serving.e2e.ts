@@ -1,5 +1,5 @@
 // An engine pod on a real node (issue 28.4), on a plane with real nodes
-// (`make e2e-nodes`): a HuggingFace ModelCache staged on cluster-a by its real
+// (`make e2e`): a HuggingFace ModelCache staged on cluster-a by its real
 // Job, and a ModelReplica there whose engine is the vLLM stand-in
 // (images/engine/), asking for one GPU of the DeviceClass gpu.example.com.
 // Its claim is allocated by the real scheduler from the ResourceSlice the

@@ -1,5 +1,5 @@
 // Real pods (issue 28): on a plane whose workload clusters have real nodes
-// (`MODELPLANE_UP_NODES=1 make e2e E2E=nodes`, docs/nodes.md), a gated
+// (`make e2e E2E=nodes`, docs/nodes.md), a gated
 // HuggingFace ModelCache on two clusters of three is staged by the Jobs'
 // own pods, with no stand-in: the scheduler places them, the kubelet runs
 // the Modelplane hydration image from the plane's registry, the script
@@ -49,9 +49,7 @@ import {
 } from './plane.js';
 
 if (!NODES) {
-  console.log(
-    `nodes.e2e.ts: skipped: the plane in ${STATE_DIR} has no real nodes (start it with MODELPLANE_UP_NODES=1: \`MODELPLANE_UP_NODES=1 make e2e E2E=nodes\`)`,
-  );
+  console.log(`nodes.e2e.ts: skipped: the plane in ${STATE_DIR} has no real nodes (\`make e2e E2E=nodes\` starts one with them)`);
 }
 
 const NAMESPACE = 'e2e-nodes';

@@ -3,6 +3,7 @@
 // controllers do in their own time.
 
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { REMOTE_NAMESPACE, asArray, getIn, getString, isObject, type JsonObject } from '#lib';
 import { REPO_ROOT } from '../support/server.js';
@@ -14,7 +15,7 @@ export const WORKLOAD_CLUSTERS = ['cluster-a', 'cluster-b', 'cluster-c'] as cons
  * The serving stand-in for vLLM (images/engine/): loads the model offline as
  * vLLM does, reads every file, serves /health, /v1/models and /files on 8000.
  * Named like HYDRATION_IMAGE, under a registry the nodes' containerd mirrors
- * to the plane's; `up.sh` pushes it there with MODELPLANE_UP_NODES=1.
+ * to the plane's; `up.sh` pushes it there for its nodes.
  * images/engine/build.sh reads this line.
  */
 export const ENGINE_STANDIN_IMAGE = 'xpkg.upbound.io/modelplane/engine-standin:v0.1.0';
@@ -25,6 +26,28 @@ export const ENGINE_STANDIN_IMAGE = 'xpkg.upbound.io/modelplane/engine-standin:v
  */
 export const PYPI_INDEX_URL = 'http://10.209.255.1:15081/simple/';
 export type ApiServer = 'control-plane' | (typeof WORKLOAD_CLUSTERS)[number];
+
+/** `make up` leaves each node's pids in its state directory; MODELPLANE_UP_NODES=0 starts no node. */
+export const PLANE_HAS_NODES = WORKLOAD_CLUSTERS.every((cluster) => existsSync(join(STATE_DIR, 'nodes', cluster, 'pids')));
+
+/** Whether a story of real pods runs on this plane (it needs its nodes), saying so when it does not. */
+export function nodesPlane(file: string): boolean {
+  if (!PLANE_HAS_NODES)
+    console.log(`${file}: skipped: it runs real pods, and the plane in ${STATE_DIR} has no nodes (\`make e2e\` starts one with them)`);
+  return PLANE_HAS_NODES;
+}
+
+/**
+ * Whether a story that plays the stand-in kubelet (kubelet() below) runs on this plane, saying so when it does not:
+ * on real nodes the real controllers would undo what the stand-in writes (`make e2e-standin` starts a plane without).
+ */
+export function standInPlane(file: string): boolean {
+  if (PLANE_HAS_NODES)
+    console.log(
+      `${file}: skipped: it plays the stand-in kubelet, and the plane in ${STATE_DIR} has real nodes (\`make e2e-standin\` runs it)`,
+    );
+  return !PLANE_HAS_NODES;
+}
 
 export interface Run {
   code: number;

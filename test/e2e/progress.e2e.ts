@@ -33,6 +33,7 @@ import {
   reasonOf,
   setInferenceClusterStatus,
   settled,
+  standInPlane,
 } from './plane.js';
 
 const DOC = join(REPO_ROOT, 'docs', 'walkthrough-progress.md');
@@ -140,7 +141,10 @@ function leftovers(): string[] {
   );
 }
 
+const STAND_IN = standInPlane('progress.e2e.ts');
+
 beforeAll(() => {
+  if (!STAND_IN) return;
   applyServerSide('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
   for (const [name, workload] of Object.entries(WORKLOAD)) {
     applyServerSide('control-plane', {
@@ -154,6 +158,7 @@ beforeAll(() => {
 }, 300_000);
 
 afterAll(async () => {
+  if (!STAND_IN) return;
   kubectl('control-plane', ['delete', 'modelcache', CACHE, '-n', NAMESPACE, '--ignore-not-found', '--wait=false']);
   await eventually(
     'every XR and Object of the story gone',
@@ -174,7 +179,7 @@ afterAll(async () => {
   });
 }, 600_000);
 
-describe('progress on the live plane: a cache going 0% → 37% → 100% → verified → Ready on two clusters', () => {
+describe.skipIf(!STAND_IN)('progress on the live plane: 0% → 37% → 100% → verified → Ready on two clusters', () => {
   it('step 1: the cache is applied; each cluster gets the claim, the download Job and the Job’s report access', async () => {
     applyServerSide('control-plane', CACHE_XR);
     for (const cluster of CLUSTERS) {

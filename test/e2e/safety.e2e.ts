@@ -24,6 +24,7 @@ import {
   engineDeployments,
   reasonOf,
   messageOf,
+  standInPlane,
 } from './plane.js';
 
 const NAMESPACE = 'e2e-safety';
@@ -80,7 +81,7 @@ async function failAttempt(attempt: number): Promise<void> {
   );
 }
 
-describe('lifecycle safety on a real control plane', () => {
+describe.skipIf(!standInPlane('safety.e2e.ts'))('lifecycle safety on a real control plane', () => {
   afterAll(async () => {
     for (const namespace of [NAMESPACE, OTHER_TEAM]) {
       kubectl('control-plane', ['delete', 'modelreplicas,modelcaches', '--all', '-n', namespace, '--wait=false']);

@@ -37,6 +37,7 @@ import {
   reasonOf,
   setInferenceClusterStatus,
   settled,
+  standInPlane,
 } from './plane.js';
 
 const DOC = join(REPO_ROOT, 'docs', 'walkthrough-serving-shapes.md');
@@ -243,7 +244,7 @@ function reportAvailable(cluster: (typeof WORKLOAD)[keyof typeof WORKLOAD], work
 
 // --- the story ----------------------------------------------------------------
 
-describe('PrefillDecode and the Dynamo stack on a real control plane', () => {
+describe.skipIf(!standInPlane('serving-shapes.e2e.ts'))('PrefillDecode and the Dynamo stack on a real control plane', () => {
   beforeAll(() => {
     for (const cluster of Object.values(WORKLOAD)) {
       kubectlOk(cluster, ['apply', '--server-side', '-f', STAND_INS]);

@@ -28,7 +28,18 @@ import {
 } from '#lib';
 import { parse as parseYaml } from 'yaml';
 import { REPO_ROOT } from '../support/server.js';
-import { apply, eventually, getObject, kubectl, kubectlOk, kubelet, list, reasonOf, setInferenceClusterStatus } from './plane.js';
+import {
+  apply,
+  eventually,
+  getObject,
+  kubectl,
+  kubectlOk,
+  kubelet,
+  list,
+  reasonOf,
+  setInferenceClusterStatus,
+  standInPlane,
+} from './plane.js';
 
 const NAMESPACE = 'e2e-settings';
 /** childName("mp", "e2e-settings"): the team's namespace on every workload cluster. */
@@ -100,7 +111,7 @@ function describeXr(cache: string): () => string {
     JSON.stringify({ status: getIn(xr(cache), 'status'), objects: objectsOf(cache).map((o) => getIn(o, 'status', 'conditions')) });
 }
 
-describe('settings on a real control plane: a per-team namespace and a mirror', () => {
+describe.skipIf(!standInPlane('settings.e2e.ts'))('settings on a real control plane: a per-team namespace and a mirror', () => {
   afterAll(async () => {
     kubectl('control-plane', ['delete', 'modelcachehydrations', '--all', '-n', NAMESPACE, '--wait=false']);
     await eventually('every XR gone', () => list('control-plane', 'modelcachehydrations', NAMESPACE).length === 0);

@@ -47,6 +47,7 @@ import {
   setInferenceClusterStatus,
   standaloneReplica,
   type ApiServer,
+  standInPlane,
 } from './plane.js';
 
 const REMOTE = REMOTE_NAMESPACE;
@@ -188,7 +189,7 @@ function envOf(object: JsonObject, container: string): JsonObject[] {
   return asArray(getIn(found, 'env')).filter(isObject);
 }
 
-describe("two teams' caches and replicas of one name, on the same clusters", () => {
+describe.skipIf(!standInPlane('teams.e2e.ts'))("two teams' caches and replicas of one name, on the same clusters", () => {
   afterAll(async () => {
     for (const team of TEAM_NAMES) kubectl('control-plane', ['delete', 'modelreplicas,modelcaches', '--all', '-n', team, '--wait=false']);
     await eventually(

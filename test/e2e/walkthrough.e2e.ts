@@ -1,5 +1,5 @@
 // The walkthrough (docs/walkthrough.md), played on the live control plane of
-// `make up` with real nodes (MODELPLANE_UP_NODES=1, docs/nodes.md): one
+// `make up` with its real nodes (docs/nodes.md): one
 // ModelCache (HuggingFace) over three InferenceClusters, its three
 // ModelCacheHydration children, one of them failing and recovering, and a
 // ModelReplica that waits for the cache on its cluster and then serves.
@@ -74,7 +74,7 @@ const DOC = join(REPO_ROOT, 'docs', 'walkthrough.md');
 
 if (!PLANE_HAS_NODES) {
   console.log(
-    `walkthrough.e2e.ts: skipped: the plane in ${STATE_DIR} has no real nodes, and docs/walkthrough.md shows a run on them (\`make e2e-nodes E2E=walkthrough\`)`,
+    `walkthrough.e2e.ts: skipped: the plane in ${STATE_DIR} has no real nodes, and docs/walkthrough.md shows a run on them (\`make e2e E2E=walkthrough\`)`,
   );
 }
 const NAMESPACE = 'ml-team';
@@ -825,7 +825,7 @@ describe.skipIf(!PLANE_HAS_NODES)(
     it('docs/walkthrough.md shows what this run recorded', async () => {
       expect(
         await checkOrUpdate(DOC, excerpts),
-        'run `UPDATE_DOCS=1 make e2e-nodes` to refresh the excerpts, then read the story around them',
+        'run `UPDATE_DOCS=1 make e2e E2E=walkthrough` to refresh the excerpts, then read the story around them',
       ).toEqual([]);
     });
   },

@@ -31,10 +31,12 @@ FUNCTION_PORTS=(19443 19444 19445)
 # make e2e-upgrade: the new release's servers, started beside the old ones.
 UPGRADED_FUNCTION_PORTS=(19453 19454 19455)
 REGISTRY_PORT=15000
-# A real node per workload cluster (MODELPLANE_UP_NODES=1, node.sh): each in
-# a network namespace of its own, where the host is NODE_PLANE_ADDRESS (the
-# API servers, the registry, anything the plane serves to pods).
-NODES="${MODELPLANE_UP_NODES:-0}"
+# A real node per workload cluster (node.sh; root): each in a network
+# namespace of its own, where the host is NODE_PLANE_ADDRESS (the API servers,
+# the registry, anything the plane serves to pods). MODELPLANE_UP_NODES=0: a
+# plane without nodes, whose pods nothing runs (the stand-in kubelet's,
+# test/e2e/workload-kubelet.sh).
+NODES="${MODELPLANE_UP_NODES:-1}"
 NODE_PLANE_ADDRESS=10.209.255.1
 # With nodes, the stand-in for huggingface.co (test/e2e/hub/): the hydration
 # Jobs' hfEndpoint, in the packaged Composition's HydrationSettings.

@@ -9,7 +9,7 @@ if [[ ! -f "$state/pids" ]]; then
 	echo "Nothing to stop: no local control plane state in $state."
 	exit 0
 fi
-# The nodes first (MODELPLANE_UP_NODES=1), while their API servers answer:
+# The nodes first (when it has them), while their API servers answer:
 # pods, containers, mounts, network namespaces, cgroups, then their processes.
 for i in "${!WORKLOAD_CLUSTERS[@]}"; do
 	[[ -d "$state/nodes/${WORKLOAD_CLUSTERS[$i]}" ]] || continue

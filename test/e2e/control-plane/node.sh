@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One real node for one workload cluster of `make up` (MODELPLANE_UP_NODES=1):
+# One real node for one workload cluster of `make up`:
 # what a one-node cluster runs besides its API server, every piece a pinned
 # upstream build from `make tools`.
 #

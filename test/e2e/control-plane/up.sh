@@ -5,19 +5,23 @@
 #         │      ├── Crossplane core (webhooks on: Usages are enforced)
 #         │      ├── provider-kubernetes (one ClusterProviderConfig per workload cluster)
 #         │      └── our three function servers (mutual TLS, one CA made here)
-#         ├─ kube-apiserver "cluster-a" (:16444) ─┐ workload clusters, each with a
-#         ├─ kube-apiserver "cluster-b" (:16445)  ├ kube-controller-manager (Job TTL, GC,
-#         └─ kube-apiserver "cluster-c" (:16446) ─┘ claim protection); no nodes, no pods
+#         ├─ kube-apiserver "cluster-a" (:16444) ─┐ workload clusters, each
+#         ├─ kube-apiserver "cluster-b" (:16445)  ├ a one-node cluster
+#         └─ kube-apiserver "cluster-c" (:16446) ─┘ (node.sh)
 #
-# With MODELPLANE_UP_NODES=1 each workload cluster gets a real node instead
-# (node.sh: kube-scheduler, kube-controller-manager with its default
-# controllers, containerd, the kubelet, kube-proxy, CNI, local-path-provisioner),
-# its API server and the registry listen where the nodes' namespaces reach
-# them (NODE_PLANE_ADDRESS), and pods run. That needs root.
+# Each workload cluster gets a real node (node.sh: kube-scheduler,
+# kube-controller-manager with its default controllers, containerd, the
+# kubelet, kube-proxy, CNI, local-path-provisioner, a DRA driver, the
+# LeaderWorkerSet controller); its API server and the registry listen where
+# the nodes' namespaces reach them (NODE_PLANE_ADDRESS), and pods run. That
+# needs root (docs/nodes.md says what it changes on the machine).
+# MODELPLANE_UP_NODES=0: no nodes (no root needed), each workload cluster a
+# bare API server with a kube-controller-manager (Job TTL, GC, claim
+# protection), whose pods nothing runs: the stories that play the stand-in
+# kubelet (test/e2e/workload-kubelet.sh) run there, and make bench-fleet.
 #
-# Every binary is a pinned upstream build from `make tools`; the only stand-ins
-# are the workload kubelet (test/e2e/workload-kubelet.ts) and the
-# InferenceCluster CRD (upstream Modelplane's kind, reduced to what we read).
+# Every binary is a pinned upstream build from `make tools`; the stand-ins are
+# named in the README ("What is real and what is simulated").
 # Everything it starts keeps running until `make down`. State, logs and
 # kubeconfigs live in $MODELPLANE_UP_DIR (default: _output/up in the clone).
 set -euo pipefail
@@ -30,6 +34,11 @@ if [[ -f "$state/pids" ]] && any_running; then
 	echo "The local control plane is already up (state in $state). \`make down\` stops it." >&2
 	print_usage
 	exit 0
+fi
+if [[ "$NODES" == 1 ]] && ((EUID != 0)); then
+	echo "make up runs a real node on each workload cluster, and that needs root (network namespaces, mounts, cgroups;" \
+		"docs/nodes.md). Run it as root, or MODELPLANE_UP_NODES=0 make up for a plane without nodes." >&2
+	exit 1
 fi
 rm -rf "$state" && mkdir -p -m 700 "$state"/etcd && mkdir -p "$state"/{logs,certs,kubeconfigs,cache,crossplane-server,crossplane-client,function-server,provider-server,registry,packages}
 : >"$state/pids"

@@ -41,6 +41,7 @@ expect "both clusters Ready" '^  demo-eu-west: Ready'
 expect "the cache Ready" '^ModelCache qwen Ready on 2\/2 clusters'
 expect "the engine waiting for its cache" '^  qwen-chat-demo \(replica\): ModelAccepted: (WaitingForCache|Hydrating)$'
 expect "the replica serving" '^ModelReplica qwen-chat-demo serving'
+expect "its engine pod read the staged files, offline" '^\[engine-standin\] read 7 files, [0-9]+ bytes, from /mnt/models/models--Qwen--Qwen3-0.6B/snapshots/'
 expect "what to try next" '^Try next'
 expect "how to stop it" '^Stop it all with: make down$'
 if ((status != 0 || failures != 0)); then

@@ -2,15 +2,13 @@
 // hub's controls (test/e2e/hub/main.ts) as the tests call them, where a claim's
 // files are on its node's disk, and the end of a story.
 
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { REMOTE_NAMESPACE, getIn, getString, type JsonObject } from '#lib';
 import type { Faults } from '../../support/fake-hub.js';
-import { STATE_DIR, WORKLOAD_CLUSTERS, eventually, getObject, kubectl, list, reasonOf, type ApiServer } from '../plane.js';
+import { WORKLOAD_CLUSTERS, eventually, getObject, kubectl, list, reasonOf, type ApiServer } from '../plane.js';
 import { HUB_PORT } from './repo.js';
 
-/** `make up` with MODELPLANE_UP_NODES=1 leaves each node's pids in its state directory. */
-export const PLANE_HAS_NODES = WORKLOAD_CLUSTERS.every((cluster) => existsSync(join(STATE_DIR, 'nodes', cluster, 'pids')));
+export { PLANE_HAS_NODES } from '../plane.js';
 
 const HUB = `http://127.0.0.1:${HUB_PORT}`;
 

@@ -4,7 +4,8 @@
 #   1. the release before the shard level (UPGRADE_FROM, a commit of this
 #      repository), built in _output/upgrade/release from `git archive`;
 #   2. `make up` on that release (its function bundles and packages, this
-#      checkout's plane scripts and tools), and the `before` phase of
+#      checkout's plane scripts and tools; no nodes: the stand-in kubelet
+#      stages and serves, as in that release's e2e), and the `before` phase of
 #      upgrade.e2e.ts: a Ready cache on two clusters and a replica serving;
 #   3. the upgrade as a platform team does it: this checkout's Configuration and
 #      Function packages pushed under a new tag and the packages pointed at it,
@@ -18,6 +19,7 @@ cd "$repo"
 from="${UPGRADE_FROM:-d290b86d1a8de5c85e184d467117bbeb22d3d0d8}"
 old="$repo/_output/upgrade/release"
 state_dir="${MODELPLANE_UP_DIR:-$repo/_output/up}" # the plane's (common.sh's $state)
+export MODELPLANE_UP_NODES=0 # the plane and the swap's packages both: no nodes
 step() { printf '[upgrade] %s\n' "$*" >&2; }
 
 step "the release before shards ($from) into $old"
