@@ -239,8 +239,8 @@ node-check: tools ## Run one real node on a throwaway API server and check pods,
 # (docs/crossplane-versions.md). `make e2e-standin`: the stories that still
 # play the stand-in kubelet (test/e2e/workload-kubelet.sh), on a plane
 # without nodes, where no real controller undoes what it writes.
-E2E_NODES := walkthrough lifecycle nodes nodes-faults nodes-serving nodes-claim nodes-oci nodes-pip nodes-lws
-E2E_STANDIN := progress teams safety settings serving-shapes capture fleet faults
+E2E_NODES := walkthrough lifecycle teams settings nodes nodes-faults nodes-serving nodes-claim nodes-oci nodes-pip nodes-lws
+E2E_STANDIN := progress safety serving-shapes capture fleet faults
 E2E ?= $(if $(filter 0,$(MODELPLANE_UP_NODES)),$(E2E_STANDIN),$(E2E_NODES))
 E2E_COMPAT := lifecycle
 E2E_FILES := $(foreach name,$(if $(filter compat,$(E2E)),$(E2E_COMPAT) $(filter-out compat,$(E2E)),$(E2E)),test/e2e/$(name).e2e.ts)
@@ -250,5 +250,5 @@ e2e-upgrade: build tools ## Upgrade in place on a fresh local plane: the release
 e2e-standin: ## The stories that play the stand-in kubelet, on a fresh plane without nodes (MODELPLANE_UP_NODES=0; no root)
 	@MODELPLANE_UP_NODES=0 $(MAKE) --no-print-directory e2e E2E="$(if $(filter command line environment,$(origin E2E)),$(E2E),$(E2E_STANDIN))"
 
-e2e: build tools ## Real pods on a fresh local plane with real nodes: the walkthrough, the lifecycle, the node stories (root; CROSSPLANE=oldest|newest, E2E=compat|<names>)
+e2e: build tools ## Every story of real pods on a fresh local plane with real nodes, the walkthrough first (root; CROSSPLANE=oldest|newest, E2E=compat|<names>)
 	@bash test/e2e/run.sh $(E2E_FILES)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `make demo`: the product doing its job on a local control plane. Starts the
-# plane (`make up`'s script) unless one is up already, applies
-# examples/demo/demo.yaml (a ModelCache on two clusters, a ModelReplica on
-# one), and shows it happen: each cluster staging with its progress, the
-# cache Ready, the replica's engine starting and serving. Then what to try
+# plane (`make up`'s script, a real node per workload cluster: root) unless
+# one is up already, applies examples/demo/demo.yaml (a ModelCache on two
+# clusters, a ModelReplica on one), and shows it happen: each cluster's Job
+# pod staging with its progress, the cache Ready, the replica's engine pod
+# starting, serving, and saying what it read. Then what to try
 # next, and how to stop it. Every wait says what it waits for, and gives up
 # (exit 1, naming what did not happen) after DEMO_TIMEOUT seconds per step.
 set -euo pipefail

@@ -9,6 +9,12 @@
 // The packaged Composition belongs to the Configuration (its revision puts it
 // back within a minute), so the settings live in a Composition of their own,
 // which each ModelCacheHydration here names in spec.crossplane.compositionRef.
+//
+// On real nodes (docs/nodes.md), nothing stubbed: the "internal mirror" is the
+// plane's hub and the package index its pypiserver, so the Job's pod, in the
+// team's namespace, installs huggingface_hub from the index on the stock
+// Python image and downloads through the mirror; the provisioner binds the
+// claims.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,12 +40,13 @@ import {
   getObject,
   kubectl,
   kubectlOk,
-  kubelet,
   list,
   reasonOf,
   setInferenceClusterStatus,
-  standInPlane,
+  nodesPlane,
+  PYPI_INDEX_URL,
 } from './plane.js';
+import { HUB_PORT } from './hub/repo.js';
 
 const NAMESPACE = 'e2e-settings';
 /** childName("mp", "e2e-settings"): the team's namespace on every workload cluster. */
@@ -47,7 +54,8 @@ const TEAM = workloadNamespace('PerTeam', NAMESPACE, 'settings-a');
 const CLUSTER = 'settings-a';
 const LABELS = { 'modelplane.ai/tier': 'e2e-settings' };
 const PER_TEAM_COMPOSITION = 'modelcachehydrations-per-team.modelplane.ai';
-const MIRROR = 'https://hf-mirror.corp.example';
+/** The platform's mirror of the hub, and its package index: the plane's (common.sh HUB_ENDPOINT, PYPI_INDEX_URL). */
+const MIRROR = `http://10.209.255.1:${HUB_PORT}`;
 
 const mirrored = cacheNames(NAMESPACE, 'mirrored');
 const legacy = cacheNames(NAMESPACE, 'legacy');
@@ -63,7 +71,7 @@ function perTeamComposition(): JsonObject {
     kind: 'HydrationSettings',
     workloadNamespace: 'PerTeam',
     network: { hfEndpoint: MIRROR },
-    install: { indexUrl: 'https://pypi.corp.example/simple' },
+    install: { indexUrl: PYPI_INDEX_URL },
   };
   return composition;
 }
@@ -94,24 +102,12 @@ function objectsOf(cache: string): JsonObject[] {
   );
 }
 
-/** The workload kubelet stand-in, working in the team's namespace. */
-function teamKubelet(...args: string[]): void {
-  const before = process.env['WORKLOAD_NAMESPACE'];
-  process.env['WORKLOAD_NAMESPACE'] = TEAM;
-  try {
-    kubelet('cluster-a', ...args);
-  } finally {
-    if (before === undefined) delete process.env['WORKLOAD_NAMESPACE'];
-    else process.env['WORKLOAD_NAMESPACE'] = before;
-  }
-}
-
 function describeXr(cache: string): () => string {
   return () =>
     JSON.stringify({ status: getIn(xr(cache), 'status'), objects: objectsOf(cache).map((o) => getIn(o, 'status', 'conditions')) });
 }
 
-describe.skipIf(!standInPlane('settings.e2e.ts'))('settings on a real control plane: a per-team namespace and a mirror', () => {
+describe.skipIf(!nodesPlane('settings.e2e.ts'))('settings on a real control plane: a per-team namespace and a mirror', () => {
   afterAll(async () => {
     kubectl('control-plane', ['delete', 'modelcachehydrations', '--all', '-n', NAMESPACE, '--wait=false']);
     await eventually('every XR gone', () => list('control-plane', 'modelcachehydrations', NAMESPACE).length === 0);
@@ -147,7 +143,7 @@ describe.skipIf(!standInPlane('settings.e2e.ts'))('settings on a real control pl
     const [container] = asArray(getIn(job, 'spec', 'template', 'spec', 'containers')).filter(isObject);
     const env = asArray(container?.['env']).filter(isObject);
     expect(env).toContainEqual({ name: 'HF_ENDPOINT', value: MIRROR });
-    expect(asArray(container?.['command']).join(' ')).toContain("--index-url 'https://pypi.corp.example/simple'");
+    expect(asArray(container?.['command']).join(' ')).toContain(`--index-url '${PYPI_INDEX_URL}'`);
     // Nothing of this cache in default.
     expect(getObject('cluster-a', 'pvc', mirrored.pvc, REMOTE_NAMESPACE)).toBeUndefined();
     expect(getObject('cluster-a', 'job', mirrored.job, REMOTE_NAMESPACE)).toBeUndefined();
@@ -157,16 +153,18 @@ describe.skipIf(!standInPlane('settings.e2e.ts'))('settings on a real control pl
     expect(policies).toEqual([...NAMESPACE_POLICIES]);
     expect(policies).not.toContain('Delete');
 
-    // The claim binds and the download finishes: Ready, and the mount says where it lives.
-    teamKubelet('bind-claims');
-    teamKubelet('complete-job', mirrored.job);
+    // The claim binds and the Job's pod installs, downloads through the mirror and verifies: Ready, and the mount
+    // says where it lives.
     const ready = await eventually(
       'the cache Ready',
       () => (getString(xr('mirrored') ?? {}, 'status', 'phase') === 'Ready' ? xr('mirrored') : undefined),
       {
+        timeoutMs: 300_000,
         describe: describeXr('mirrored'),
       },
     );
+    const pods = list('cluster-a', 'pods', TEAM).filter((p) => getString(p, 'metadata', 'labels', 'job-name') === mirrored.job);
+    expect(pods.map((p) => getString(p, 'status', 'phase'))).toContain('Succeeded');
     expect(asArray(getIn(ready, 'status', 'mount', 'env'))).toContainEqual({ name: WORKLOAD_NAMESPACE_ENV, value: TEAM });
   });
 
@@ -188,7 +186,10 @@ describe.skipIf(!standInPlane('settings.e2e.ts'))('settings on a real control pl
     const claim = await eventually('the legacy claim in default', () => getObject('cluster-a', 'pvc', legacy.pvc, REMOTE_NAMESPACE), {
       describe: describeXr('legacy'),
     });
-    kubelet('cluster-a', 'bind-claims');
+    await eventually(
+      'the legacy claim Bound',
+      () => getString(getObject('cluster-a', 'pvc', legacy.pvc, REMOTE_NAMESPACE) ?? {}, 'status', 'phase') === 'Bound',
+    );
     const uid = getString(claim, 'metadata', 'uid');
 
     // The switch: the same XR now on the per-team Composition.

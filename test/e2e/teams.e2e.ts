@@ -8,8 +8,10 @@
 // once per team, be that team's (owner annotation, labels, content), stay
 // still over a minute, and outlive the other team's deletion untouched.
 //
-// The kubelet stand-in (test/e2e/workload-kubelet.sh) binds the claims,
-// finishes the Jobs and makes the Deployments Available; the rest is real.
+// On real nodes (docs/nodes.md), nothing stubbed: the provisioner binds the
+// claims, each team's Job pod downloads its own revision from the plane's hub
+// (which holds the weights back while the first step looks at the Jobs), and
+// both teams' engine pods run on cluster-a's node with a DRA device each.
 
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -39,7 +41,6 @@ import {
   inferenceCluster,
   kubectl,
   kubectlOk,
-  kubelet,
   list,
   names,
   ownedByJob,
@@ -47,16 +48,19 @@ import {
   setInferenceClusterStatus,
   standaloneReplica,
   type ApiServer,
-  standInPlane,
+  nodesPlane,
 } from './plane.js';
+import { setFaults } from './hub/client.js';
+import { nodeOf } from './hub/engine.js';
+import { HUB_RELEASE_TAG, HUB_WALKTHROUGH_REPO, hubReleaseRevision, hubRevision } from './hub/repo.js';
 
 const REMOTE = REMOTE_NAMESPACE;
 const CACHE = 'qwen';
 const REPLICA = 'qwen-chat';
-/** Each team's content differs, so an object that shows another team's is caught. */
+/** Each team's content differs, so an object that shows another team's is caught: the commit is what each Job staged. */
 const TEAMS = {
-  'e2e-teams-a': { revision: 'main', sizeGiB: 20 },
-  'e2e-teams-b': { revision: 'v2.0', sizeGiB: 10 },
+  'e2e-teams-a': { revision: 'main', sizeGiB: 20, commit: hubRevision().commit },
+  'e2e-teams-b': { revision: HUB_RELEASE_TAG, sizeGiB: 10, commit: hubReleaseRevision().commit },
 } as const;
 type Team = keyof typeof TEAMS;
 const TEAM_NAMES = Object.keys(TEAMS) as Team[];
@@ -85,6 +89,8 @@ const KINDS = [
 ] as const;
 type Kind = (typeof KINDS)[number];
 const STEP_WAIT = { timeoutMs: 180_000 };
+/** The pool standaloneReplica's engines select (nodePoolName a100), as a node label. */
+const POOL = 'modelplane.ai/pool=a100';
 
 const cacheOwner = (team: Team): Owner => ({ kind: 'ModelCache', namespace: team, name: CACHE });
 const replicaOwner = (team: Team): Owner => ({ kind: 'ModelReplica', namespace: team, name: REPLICA });
@@ -189,8 +195,10 @@ function envOf(object: JsonObject, container: string): JsonObject[] {
   return asArray(getIn(found, 'env')).filter(isObject);
 }
 
-describe.skipIf(!standInPlane('teams.e2e.ts'))("two teams' caches and replicas of one name, on the same clusters", () => {
+describe.skipIf(!nodesPlane('teams.e2e.ts'))("two teams' caches and replicas of one name, on the same clusters", () => {
   afterAll(async () => {
+    await setFaults({});
+    kubectl(CLUSTERS[SERVING], ['label', 'node', nodeOf(CLUSTERS[SERVING]), 'modelplane.ai/pool-']);
     for (const team of TEAM_NAMES) kubectl('control-plane', ['delete', 'modelreplicas,modelcaches', '--all', '-n', team, '--wait=false']);
     await eventually(
       'every XR gone',
@@ -208,6 +216,8 @@ describe.skipIf(!standInPlane('teams.e2e.ts'))("two teams' caches and replicas o
   });
 
   it('stages each team its own claim, Job and token Secret on both clusters', async () => {
+    await setFaults({ hold: 'model.safetensors', repo: HUB_WALKTHROUGH_REPO });
+    kubectlOk(CLUSTERS[SERVING], ['label', 'node', nodeOf(CLUSTERS[SERVING]), POOL, '--overwrite']);
     for (const [name, cluster] of Object.entries(CLUSTERS)) {
       apply('control-plane', inferenceCluster(name, SELECTOR));
       setInferenceClusterStatus(name, { providerConfigRef: { name: cluster }, cache: { storageClassName: 'modelplane-rwx' } });
@@ -262,17 +272,17 @@ describe.skipIf(!standInPlane('teams.e2e.ts'))("two teams' caches and replicas o
   });
 
   it("serves each team's replica on the same cluster from its own team's claim, once its own cache is Ready", async () => {
-    for (const cluster of WORKLOADS) kubelet(cluster, 'bind-claims');
-    for (const [name, cluster] of Object.entries(CLUSTERS)) {
+    // Each team's Job pod at the held weights, on its claim the provisioner bound; then the hub lets them finish.
+    for (const name of Object.keys(CLUSTERS)) {
       for (const team of TEAM_NAMES) {
         await eventually(
           `${team} Hydrating on ${name}`,
           () => reasonOf(hydrationOf(team, name), 'ArtifactReady') === 'Hydrating',
           STEP_WAIT,
         );
-        kubelet(cluster, 'complete-job', staged(team).job);
       }
     }
+    await setFaults({});
     for (const team of TEAM_NAMES)
       await eventually(`${team}'s cache Ready on both clusters`, () => getIn(cacheOf(team), 'status', 'summary', 'ready') === '2/2', {
         ...STEP_WAIT,
@@ -286,11 +296,11 @@ describe.skipIf(!standInPlane('teams.e2e.ts'))("two teams' caches and replicas o
         const found = namesOf(inventory(cluster)[team], 'deployments');
         return wanted.every((name) => found.includes(name));
       });
-      for (const deployment of wanted) kubelet(cluster, 'available', deployment);
     }
+    // Both teams' engine pods (the vLLM stand-in, one fake GPU each) and endpoint pickers run on the node.
     for (const team of TEAM_NAMES)
       await eventually(`${team}'s replica Serving`, () => reasonOf(replicaOf(team), 'ModelReady') === 'Serving', {
-        ...STEP_WAIT,
+        timeoutMs: 300_000,
         describe: () => JSON.stringify(getIn(replicaOf(team), 'status', 'conditions')),
       });
 
@@ -326,10 +336,10 @@ describe.skipIf(!standInPlane('teams.e2e.ts'))("two teams' caches and replicas o
       expect(namesOf(mine, 'resourceclaimtemplates'), `${team}'s ResourceClaimTemplate`).toEqual([
         serving(team).claimTemplate('main', 'standalone'),
       ]);
-      // Content: the engine mounts its own team's claim, at its own team's revision.
+      // Content: the engine mounts its own team's claim, at the commit its own team's Job staged.
       const engine = mine.find((r) => r.name === serving(team).deployment('main'))!.object;
       expect(volumesOf(engine)).toContainEqual({ name: 'model-cache', persistentVolumeClaim: { claimName: staged(team).pvc } });
-      expect(envOf(engine, 'engine')).toContainEqual({ name: 'MODELPLANE_MODEL_REVISION', value: TEAMS[team].revision });
+      expect(envOf(engine, 'engine')).toContainEqual({ name: 'MODELPLANE_MODEL_REVISION', value: TEAMS[team].commit });
       // The route sends to its own team's pool; the pool selects its own team's pods.
       const route = mine.find((r) => r.kind === 'httproutes')!.object;
       expect(JSON.stringify(getIn(route, 'spec', 'rules')), `${team}'s HTTPRoute`).toContain(serving(team).pool);
@@ -365,9 +375,10 @@ describe.skipIf(!standInPlane('teams.e2e.ts'))("two teams' caches and replicas o
     await eventually(`${TEAM_B}'s Usage gone`, () => list('control-plane', 'usages.protection.crossplane.io', TEAM_B).length === 0);
     kubectlOk('control-plane', ['delete', 'modelcache', CACHE, '-n', TEAM_B, '--wait=true', '--timeout=120s']);
     for (const cluster of WORKLOADS)
-      // Jobs aside: a Job is orphaned, never deleted, and its TTL ends it and what it owns.
+      // Jobs aside: a Job is orphaned, never deleted, and its TTL ends it and what it owns. The claim goes once
+      // nothing holds it: the finished Job's pod does until that TTL (180 s).
       await eventually(`${TEAM_B}'s objects gone from ${cluster}`, () => inventory(cluster)[TEAM_B].every(leftToJobTtl), {
-        ...STEP_WAIT,
+        timeoutMs: 300_000,
         describe: () => names(inventory(cluster)[TEAM_B].map((r) => r.object)).join(', '),
       });
     for (const cluster of WORKLOADS)

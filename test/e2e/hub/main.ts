@@ -3,7 +3,8 @@
 // clusters' pods reach it at the plane's address, serving a small but real
 // model repository twice, once public and once gated behind the e2e token,
 // one whose listing is too large for a 1 GiB claim, and the same files
-// again under the walkthrough's model name (Qwen/Qwen3-0.6B).
+// again under the walkthrough's model name (Qwen/Qwen3-0.6B; its tag v2.0 is
+// another commit).
 // The hydration Jobs reach it through the hfEndpoint setting (up.sh puts it
 // in the packaged Composition's HydrationSettings).
 //
@@ -19,10 +20,12 @@ import {
   HUB_LARGE_REPO,
   HUB_REPO,
   HUB_RESTART_REPO,
+  HUB_RELEASE_TAG,
   HUB_RESUME_REPO,
   HUB_TOKEN,
   HUB_WALKTHROUGH_REPO,
   hubLargeRevision,
+  hubReleaseRevision,
   hubRevision,
 } from './repo.js';
 
@@ -36,7 +39,8 @@ const main: FakeRevision = hubRevision();
 const hub = new FakeHub(HUB_REPO, { main });
 hub.addRepo(HUB_GATED_REPO, { main }, { token: HUB_TOKEN });
 hub.addRepo(HUB_LARGE_REPO, { main: hubLargeRevision() });
-for (const repo of [HUB_RESUME_REPO, HUB_RESTART_REPO, HUB_WALKTHROUGH_REPO]) hub.addRepo(repo, { main });
+for (const repo of [HUB_RESUME_REPO, HUB_RESTART_REPO]) hub.addRepo(repo, { main });
+hub.addRepo(HUB_WALKTHROUGH_REPO, { main, [HUB_RELEASE_TAG]: hubReleaseRevision() });
 // One line a request, without the token (only whether one came, and whether it was the right one).
 hub.log = (request) => {
   const auth =

@@ -87,4 +87,13 @@ function revisionOf(files: FakeFile[]): FakeRevision {
 }
 
 export const hubRevision = (): FakeRevision => revisionOf(HUB_FILES);
+/**
+ * The tag HUB_RELEASE_TAG of the walkthrough's model: the same files with another README, so another commit (two
+ * teams staging one repository at two revisions get two snapshots, teams.e2e.ts).
+ */
+export const HUB_RELEASE_TAG = 'v2.0';
+export const hubReleaseRevision = (): FakeRevision =>
+  revisionOf(
+    HUB_FILES.map((f) => (f.path === 'README.md' ? { ...f, content: Buffer.concat([f.content, Buffer.from('\nRelease 2.0.\n')]) } : f)),
+  );
 export const hubLargeRevision = (): FakeRevision => revisionOf(LARGE_FILES);
