@@ -44,6 +44,8 @@ import {
   standaloneReplica,
   tokenLeft,
   nodesPlane,
+  REGISTRY,
+  LONG_STEP,
 } from './plane.js';
 import { clusterClients, setFaults } from './hub/client.js';
 import { nodeOf } from './hub/engine.js';
@@ -75,9 +77,6 @@ const HUGGING_FACE = {
 };
 /** The pool the replicas' engines name (standaloneReplica's nodePoolName), as a node label. */
 const POOL = 'modelplane.ai/pool=a100';
-/** The plane's registry as the host pushes to it, and as a pod names it (common.sh's REGISTRY_PORT, NODE_PLANE_ADDRESS). */
-const PUSH_TO = '127.0.0.1:15000';
-const PULL_FROM = '10.209.255.1:15000';
 
 /**
  * A ModelPack artifact (its config and weight media types, artifactType) pushed to the plane's registry from an
@@ -108,7 +107,7 @@ function pushModelPack(repository: string): string {
     const index = { schemaVersion: 2, manifests: [{ mediaType: 'application/vnd.oci.image.manifest.v1+json', ...manifest }] };
     writeFileSync(join(work, 'index.json'), JSON.stringify(index));
     writeFileSync(join(work, 'oci-layout'), JSON.stringify({ imageLayoutVersion: '1.0.0' }));
-    execFileSync(requireTool('CRANE'), ['push', work, `${PUSH_TO}/${repository}`], { stdio: 'pipe' });
+    execFileSync(requireTool('CRANE'), ['push', work, `${REGISTRY.push}/${repository}`], { stdio: 'pipe' });
     return manifest.digest;
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -253,7 +252,7 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
     }
   });
 
-  it('starts the replica once its cluster is Ready, with the mount in its pod template', async () => {
+  it('starts the replica once its cluster is Ready, with the mount in its pod template', { timeout: LONG_STEP }, async () => {
     const [deployment] = await eventually('the engine Deployment on cluster-a', () => {
       const found = engineDeployments('cluster-a', replica);
       return found.length > 0 ? found : undefined;
@@ -282,111 +281,127 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
     });
   });
 
-  it("keeps a deselected cluster while a replica runs there, and reclaims it (PVC and all) once the replica is gone; the other cluster's PVC stays", async () => {
-    kubectlOk('control-plane', ['label', 'inferencecluster', 'cluster-a', `${TIER}=h100`, '--overwrite']);
-    await eventually(
-      'cluster-a retained',
-      () => {
-        const entry = clusterEntry(cacheOf('qwen'), 'cluster-a');
-        return entry !== undefined && /retained/i.test(JSON.stringify(entry)) ? entry : undefined;
-      },
-      { describe: () => JSON.stringify(getIn(cacheOf('qwen'), 'status')) },
-    );
-    expect(hydrationOf('qwen', 'cluster-a')).toBeDefined();
-    expect(remoteNames('cluster-a', 'pvc')).toContain(hf.pvc);
+  it(
+    "keeps a deselected cluster while a replica runs there, and reclaims it (PVC and all) once the replica is gone; the other cluster's PVC stays",
+    { timeout: LONG_STEP },
+    async () => {
+      kubectlOk('control-plane', ['label', 'inferencecluster', 'cluster-a', `${TIER}=h100`, '--overwrite']);
+      await eventually(
+        'cluster-a retained',
+        () => {
+          const entry = clusterEntry(cacheOf('qwen'), 'cluster-a');
+          return entry !== undefined && /retained/i.test(JSON.stringify(entry)) ? entry : undefined;
+        },
+        { describe: () => JSON.stringify(getIn(cacheOf('qwen'), 'status')) },
+      );
+      expect(hydrationOf('qwen', 'cluster-a')).toBeDefined();
+      expect(remoteNames('cluster-a', 'pvc')).toContain(hf.pvc);
 
-    kubectlOk('control-plane', ['delete', 'modelreplica', replica, '-n', NAMESPACE, '--wait=true', '--timeout=120s']);
-    await eventually('the engine gone from cluster-a', () => engineDeployments('cluster-a', replica).length === 0);
-    // The claim goes once nothing holds it, and the hydration with it: the finished Job's pod holds it until the
-    // Job's TTL (180 s after it completed) removes both.
-    await eventually("cluster-a's PVC deleted", () => !remoteNames('cluster-a', 'pvc').includes(hf.pvc), {
-      timeoutMs: 300_000,
-      describe: () => JSON.stringify({ jobs: remoteNames('cluster-a', 'jobs'), pods: remoteNames('cluster-a', 'pods') }),
-    });
-    await eventually('cluster-a reclaimed: its hydration gone', () => hydrationOf('qwen', 'cluster-a') === undefined);
-    expect(remoteNames('cluster-b', 'pvc')).toContain(hf.pvc);
-    expect(clusterEntry(cacheOf('qwen'), 'cluster-b')?.['phase']).toBe('Ready');
-  });
+      kubectlOk('control-plane', ['delete', 'modelreplica', replica, '-n', NAMESPACE, '--wait=true', '--timeout=120s']);
+      await eventually('the engine gone from cluster-a', () => engineDeployments('cluster-a', replica).length === 0);
+      // The claim goes once nothing holds it, and the hydration with it: the finished Job's pod holds it until the
+      // Job's TTL (180 s after it completed) removes both.
+      await eventually("cluster-a's PVC deleted", () => !remoteNames('cluster-a', 'pvc').includes(hf.pvc), {
+        timeoutMs: 300_000,
+        describe: () => JSON.stringify({ jobs: remoteNames('cluster-a', 'jobs'), pods: remoteNames('cluster-a', 'pods') }),
+      });
+      await eventually('cluster-a reclaimed: its hydration gone', () => hydrationOf('qwen', 'cluster-a') === undefined);
+      expect(remoteNames('cluster-b', 'pvc')).toContain(hf.pvc);
+      expect(clusterEntry(cacheOf('qwen'), 'cluster-b')?.['phase']).toBe('Ready');
+    },
+  );
 
-  it("reports a failed Job as HydrationFailed on the child, the parent and a replica, in the pod's own words", async () => {
-    const broken = cacheNames(NAMESPACE, 'qwen-cpu');
-    // cluster-c's egress to the hub refused, as a proxy would: each try of the Job's pod ends in a 403.
-    await setFaults({ refuseFrom: clusterClients('cluster-c') });
-    apply('control-plane', modelCache('qwen-cpu', HUGGING_FACE, { [TIER]: 'cpu' }));
-    apply('control-plane', standaloneReplica(NAMESPACE, 'qwen-chat-c', 'cluster-c', 'qwen-cpu'));
-    await eventually(
-      'the PVC and Job on cluster-c',
-      () => remoteNames('cluster-c', 'pvc').includes(broken.pvc) && remoteNames('cluster-c', 'jobs').includes(broken.job),
-    );
-    // The pod restarts on its node until the Job's backoff limit; the Job controller then fails the Job.
-    const child = await eventually(
-      'the child HydrationFailed',
-      () => {
-        const found = hydrationOf('qwen-cpu', 'cluster-c');
+  it(
+    "reports a failed Job as HydrationFailed on the child, the parent and a replica, in the pod's own words",
+    { timeout: LONG_STEP },
+    async () => {
+      const broken = cacheNames(NAMESPACE, 'qwen-cpu');
+      // cluster-c's egress to the hub refused, as a proxy would: each try of the Job's pod ends in a 403.
+      await setFaults({ refuseFrom: clusterClients('cluster-c') });
+      apply('control-plane', modelCache('qwen-cpu', HUGGING_FACE, { [TIER]: 'cpu' }));
+      apply('control-plane', standaloneReplica(NAMESPACE, 'qwen-chat-c', 'cluster-c', 'qwen-cpu'));
+      await eventually(
+        'the PVC and Job on cluster-c',
+        () => remoteNames('cluster-c', 'pvc').includes(broken.pvc) && remoteNames('cluster-c', 'jobs').includes(broken.job),
+      );
+      // The pod restarts on its node until the Job's backoff limit; the Job controller then fails the Job.
+      const child = await eventually(
+        'the child HydrationFailed',
+        () => {
+          const found = hydrationOf('qwen-cpu', 'cluster-c');
+          return reasonOf(found, 'ArtifactReady') === 'HydrationFailed' ? found : undefined;
+        },
+        { timeoutMs: 300_000, describe: () => JSON.stringify(getIn(hydrationOf('qwen-cpu', 'cluster-c'), 'status')) },
+      );
+      const failedJob = getObject('cluster-c', 'job', broken.job, REMOTE);
+      expect(reasonOf(failedJob, 'Failed')).toBe('BackoffLimitExceeded');
+      expect(getString(condition(child, 'ArtifactReady')!, 'message')).toMatch(/BackoffLimitExceeded|backoff limit/);
+      expect(getString(condition(child, 'ArtifactReady')!, 'message')).toMatch(/403 Forbidden/);
+      await setFaults({});
+      const parent = await eventually('the parent HydrationFailed', () => {
+        const found = cacheOf('qwen-cpu');
         return reasonOf(found, 'ArtifactReady') === 'HydrationFailed' ? found : undefined;
-      },
-      { timeoutMs: 300_000, describe: () => JSON.stringify(getIn(hydrationOf('qwen-cpu', 'cluster-c'), 'status')) },
-    );
-    const failedJob = getObject('cluster-c', 'job', broken.job, REMOTE);
-    expect(reasonOf(failedJob, 'Failed')).toBe('BackoffLimitExceeded');
-    expect(getString(condition(child, 'ArtifactReady')!, 'message')).toMatch(/BackoffLimitExceeded|backoff limit/);
-    expect(getString(condition(child, 'ArtifactReady')!, 'message')).toMatch(/403 Forbidden/);
-    await setFaults({});
-    const parent = await eventually('the parent HydrationFailed', () => {
-      const found = cacheOf('qwen-cpu');
-      return reasonOf(found, 'ArtifactReady') === 'HydrationFailed' ? found : undefined;
-    });
-    expect(getString(condition(parent, 'ArtifactReady')!, 'message')).toContain('cluster-c');
-    const failed = await eventually('the replica HydrationFailed', () => {
-      const found = replicaOf('qwen-chat-c');
-      return reasonOf(found, 'ModelAccepted') === 'HydrationFailed' ? found : undefined;
-    });
-    expect(getString(condition(failed, 'ModelAccepted')!, 'message')).toMatch(/BackoffLimitExceeded|backoff limit/);
-    expect(engineDeployments('cluster-c', 'qwen-chat-c')).toEqual([]);
-  });
+      });
+      expect(getString(condition(parent, 'ArtifactReady')!, 'message')).toContain('cluster-c');
+      const failed = await eventually('the replica HydrationFailed', () => {
+        const found = replicaOf('qwen-chat-c');
+        return reasonOf(found, 'ModelAccepted') === 'HydrationFailed' ? found : undefined;
+      });
+      expect(getString(condition(failed, 'ModelAccepted')!, 'message')).toMatch(/BackoffLimitExceeded|backoff limit/);
+      expect(engineDeployments('cluster-c', 'qwen-chat-c')).toEqual([]);
+    },
+  );
 
-  it('refuses to delete a ModelCache while a replica uses it (the Usage webhook), and replays the deletion once the replica is gone', async () => {
-    const broken = cacheNames(NAMESPACE, 'qwen-cpu');
-    await eventually(
-      'qwen-cpu marked in use',
-      () => getString(cacheOf('qwen-cpu') ?? {}, 'metadata', 'labels', 'crossplane.io/in-use') === 'true',
-    );
-    const deletion = kubectl('control-plane', ['delete', 'modelcache', 'qwen-cpu', '-n', NAMESPACE, '--wait=false']);
-    expect(deletion.code).not.toBe(0);
-    expect(deletion.stderr).toMatch(/denied the request/);
-    expect(deletion.stderr).toContain('qwen-chat-c');
-    expect(getIn(cacheOf('qwen-cpu'), 'metadata', 'deletionTimestamp')).toBeUndefined();
-    expect(remoteNames('cluster-c', 'pvc')).toContain(broken.pvc);
+  it(
+    'refuses to delete a ModelCache while a replica uses it (the Usage webhook), and replays the deletion once the replica is gone',
+    { timeout: LONG_STEP },
+    async () => {
+      const broken = cacheNames(NAMESPACE, 'qwen-cpu');
+      await eventually(
+        'qwen-cpu marked in use',
+        () => getString(cacheOf('qwen-cpu') ?? {}, 'metadata', 'labels', 'crossplane.io/in-use') === 'true',
+      );
+      const deletion = kubectl('control-plane', ['delete', 'modelcache', 'qwen-cpu', '-n', NAMESPACE, '--wait=false']);
+      expect(deletion.code).not.toBe(0);
+      expect(deletion.stderr).toMatch(/denied the request/);
+      expect(deletion.stderr).toContain('qwen-chat-c');
+      expect(getIn(cacheOf('qwen-cpu'), 'metadata', 'deletionTimestamp')).toBeUndefined();
+      expect(remoteNames('cluster-c', 'pvc')).toContain(broken.pvc);
 
-    // The replica composes its Usage with replayDeletion: the refused delete happens by itself once the
-    // replica (and so the Usage) is gone, and takes everything the cache composed with it.
-    kubectlOk('control-plane', ['delete', 'modelreplica', 'qwen-chat-c', '-n', NAMESPACE, '--wait=true', '--timeout=120s']);
-    await eventually('qwen-cpu deleted by the replayed deletion', () => cacheOf('qwen-cpu') === undefined, { timeoutMs: 180_000 });
-    await eventually("qwen-cpu's hydration gone", () => hydrationOf('qwen-cpu', 'cluster-c') === undefined);
-    // The failed Job's pod holds the claim until the Job's TTL removes both.
-    await eventually("qwen-cpu's PVC gone from cluster-c", () => !remoteNames('cluster-c', 'pvc').includes(broken.pvc), {
-      timeoutMs: 300_000,
-    });
-  });
+      // The replica composes its Usage with replayDeletion: the refused delete happens by itself once the
+      // replica (and so the Usage) is gone, and takes everything the cache composed with it.
+      kubectlOk('control-plane', ['delete', 'modelreplica', 'qwen-chat-c', '-n', NAMESPACE, '--wait=true', '--timeout=120s']);
+      await eventually('qwen-cpu deleted by the replayed deletion', () => cacheOf('qwen-cpu') === undefined, { timeoutMs: 180_000 });
+      await eventually("qwen-cpu's hydration gone", () => hydrationOf('qwen-cpu', 'cluster-c') === undefined);
+      // The failed Job's pod holds the claim until the Job's TTL removes both.
+      await eventually("qwen-cpu's PVC gone from cluster-c", () => !remoteNames('cluster-c', 'pvc').includes(broken.pvc), {
+        timeoutMs: 300_000,
+      });
+    },
+  );
 
-  it('stages an OCI ModelPack artifact: the real resolver Job resolves it in the registry, Ready with a CSI mount', async () => {
-    const repository = 'modelplane-e2e/qwen-modelpack';
-    const digest = pushModelPack(`${repository}:v1`);
-    const ref = `${PULL_FROM}/${repository}:v1`;
-    apply('control-plane', modelCache('qwen-oci', { source: 'OCI', oci: { ref } }, { [TIER]: 'a100' }));
-    const cache = await eventually(
-      'the OCI cache Ready on cluster-b',
-      () => {
-        const found = cacheOf('qwen-oci');
-        return clusterEntry(found, 'cluster-b')?.['phase'] === 'Ready' ? found : undefined;
-      },
-      { timeoutMs: 300_000, describe: () => JSON.stringify(getIn(cacheOf('qwen-oci'), 'status')) },
-    );
-    expect(getIn(hydrationOf('qwen-oci', 'cluster-b'), 'status', 'digest')).toBe(digest);
-    const volume = asArray(getIn(clusterEntry(cache, 'cluster-b'), 'mount', 'volumes'))[0];
-    expect(getIn(volume, 'csi', 'driver')).toBe('model.csi.modelpack.org');
-    expect(JSON.stringify(volume)).toContain(digest);
-  });
+  it(
+    'stages an OCI ModelPack artifact: the real resolver Job resolves it in the registry, Ready with a CSI mount',
+    { timeout: LONG_STEP },
+    async () => {
+      const repository = 'modelplane-e2e/qwen-modelpack';
+      const digest = pushModelPack(`${repository}:v1`);
+      const ref = `${REGISTRY.pull}/${repository}:v1`;
+      apply('control-plane', modelCache('qwen-oci', { source: 'OCI', oci: { ref } }, { [TIER]: 'a100' }));
+      const cache = await eventually(
+        'the OCI cache Ready on cluster-b',
+        () => {
+          const found = cacheOf('qwen-oci');
+          return clusterEntry(found, 'cluster-b')?.['phase'] === 'Ready' ? found : undefined;
+        },
+        { timeoutMs: 300_000, describe: () => JSON.stringify(getIn(cacheOf('qwen-oci'), 'status')) },
+      );
+      expect(getIn(hydrationOf('qwen-oci', 'cluster-b'), 'status', 'digest')).toBe(digest);
+      const volume = asArray(getIn(clusterEntry(cache, 'cluster-b'), 'mount', 'volumes'))[0];
+      expect(getIn(volume, 'csi', 'driver')).toBe('model.csi.modelpack.org');
+      expect(JSON.stringify(volume)).toContain(digest);
+    },
+  );
 
   it('observes an existing claim for a PersistentVolumeClaim source: Ready once Bound, never created by us', async () => {
     apply('cluster-b', {
@@ -450,7 +465,7 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
     expect(remoteNames('cluster-b', 'jobs')).not.toContain(hf.job);
   });
 
-  it('removes everything a ModelCache composed, everywhere, when it is deleted', async () => {
+  it('removes everything a ModelCache composed, everywhere, when it is deleted', { timeout: LONG_STEP }, async () => {
     for (const name of ['qwen', 'qwen-oci', 'qwen-pvc']) {
       kubectlOk('control-plane', ['delete', 'modelcache', name, '-n', NAMESPACE, '--wait=false']);
     }

@@ -31,15 +31,13 @@ import {
   standinReplica,
 } from './hub/engine.js';
 import { HUB_FILES } from './hub/repo.js';
-import { apply, eventually, getObject, list, reasonOf } from './plane.js';
+import { REGISTRY, apply, eventually, getObject, list, reasonOf } from './plane.js';
 
 const NAMESPACE = 'e2e-node-oci';
 const CACHE = 'image';
 const REPLICA = 'image-chat';
 const CLUSTER = 'cluster-b';
-/** The plane's registry as the host pushes to it, and as a pod names it (common.sh's REGISTRY_PORT, NODE_PLANE_ADDRESS). */
-const PUSH_TO = '127.0.0.1:15000';
-const REPOSITORY = '10.209.255.1:15000/modelplane-e2e/tiny-chat';
+const REPOSITORY = `${REGISTRY.pull}/modelplane-e2e/tiny-chat`;
 const TAG = 'v1';
 
 const hydration = (): JsonObject | undefined =>
@@ -64,7 +62,7 @@ function pushModelImage(): string {
       join(work, 'layer.tar'),
       '.',
     ]);
-    const target = `${PUSH_TO}/modelplane-e2e/tiny-chat:${TAG}`;
+    const target = `${REGISTRY.push}/modelplane-e2e/tiny-chat:${TAG}`;
     execFileSync(crane, ['append', '--oci-empty-base', '-f', join(work, 'layer.tar'), '-t', target], { stdio: 'pipe' });
     execFileSync(crane, ['mutate', target, '--set-platform', 'linux/amd64', '-t', target], { stdio: 'pipe' });
     return execFileSync(crane, ['digest', target], { encoding: 'utf8' }).trim();

@@ -25,7 +25,17 @@ export const ENGINE_STANDIN_IMAGE = 'xpkg.upbound.io/modelplane/engine-standin:v
  * (NODE_PLANE_ADDRESS): the indexUrl of the pip path's HydrationSettings.
  */
 export const PYPI_INDEX_URL = 'http://10.209.255.1:15081/simple/';
+/** The plane's registry (common.sh REGISTRY_PORT) as the host pushes to it, and as the nodes' pods name it (NODE_PLANE_ADDRESS). */
+export const REGISTRY = { push: '127.0.0.1:15000', pull: '10.209.255.1:15000' } as const;
+/** The plane's hub as the nodes' pods reach it (common.sh HUB_ENDPOINT): the hydration Jobs' hfEndpoint. */
+export const HUB_ENDPOINT = 'http://10.209.255.1:15080';
 export type ApiServer = 'control-plane' | (typeof WORKLOAD_CLUSTERS)[number];
+
+/**
+ * A step's own timeout (vitest's `it` option) when it waits on real controllers' clocks: a claim held by a finished
+ * Job's pod until the Job's TTL (180 s), a Job failed only after the kubelet's restarts, an engine pod started.
+ */
+export const LONG_STEP = 600_000;
 
 /** `make up` leaves each node's pids in its state directory; MODELPLANE_UP_NODES=0 starts no node. */
 export const PLANE_HAS_NODES = WORKLOAD_CLUSTERS.every((cluster) => existsSync(join(STATE_DIR, 'nodes', cluster, 'pids')));

@@ -45,8 +45,9 @@ import {
   setInferenceClusterStatus,
   nodesPlane,
   PYPI_INDEX_URL,
+  HUB_ENDPOINT,
+  LONG_STEP,
 } from './plane.js';
-import { HUB_PORT } from './hub/repo.js';
 
 const NAMESPACE = 'e2e-settings';
 /** childName("mp", "e2e-settings"): the team's namespace on every workload cluster. */
@@ -54,8 +55,8 @@ const TEAM = workloadNamespace('PerTeam', NAMESPACE, 'settings-a');
 const CLUSTER = 'settings-a';
 const LABELS = { 'modelplane.ai/tier': 'e2e-settings' };
 const PER_TEAM_COMPOSITION = 'modelcachehydrations-per-team.modelplane.ai';
-/** The platform's mirror of the hub, and its package index: the plane's (common.sh HUB_ENDPOINT, PYPI_INDEX_URL). */
-const MIRROR = `http://10.209.255.1:${HUB_PORT}`;
+/** The platform's mirror of the hub, and its package index: the plane's. */
+const MIRROR = HUB_ENDPOINT;
 
 const mirrored = cacheNames(NAMESPACE, 'mirrored');
 const legacy = cacheNames(NAMESPACE, 'legacy');
@@ -117,60 +118,67 @@ describe.skipIf(!nodesPlane('settings.e2e.ts'))('settings on a real control plan
     for (const namespace of [TEAM, REMOTE_NAMESPACE]) kubectl('cluster-a', ['delete', 'jobs', '--all', '-n', namespace]);
   });
 
-  it('stages a cache in the team namespace, through the mirror, creating the namespace without a Delete policy', async () => {
-    apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-    apply('control-plane', {
-      apiVersion: 'modelplane.ai/v1alpha1',
-      kind: 'InferenceCluster',
-      metadata: { name: CLUSTER, labels: LABELS },
-      spec: {},
-    });
-    setInferenceClusterStatus(CLUSTER, { providerConfigRef: { name: 'cluster-a' }, cache: { storageClassName: 'modelplane-rwx' } });
-    apply('control-plane', perTeamComposition());
-    apply('control-plane', hydration('mirrored', PER_TEAM_COMPOSITION));
+  it(
+    'stages a cache in the team namespace, through the mirror, creating the namespace without a Delete policy',
+    { timeout: LONG_STEP },
+    async () => {
+      apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+      apply('control-plane', {
+        apiVersion: 'modelplane.ai/v1alpha1',
+        kind: 'InferenceCluster',
+        metadata: { name: CLUSTER, labels: LABELS },
+        spec: {},
+      });
+      setInferenceClusterStatus(CLUSTER, { providerConfigRef: { name: 'cluster-a' }, cache: { storageClassName: 'modelplane-rwx' } });
+      apply('control-plane', perTeamComposition());
+      apply('control-plane', hydration('mirrored', PER_TEAM_COMPOSITION));
 
-    const namespace = await eventually('the team namespace on cluster-a', () => getObject('cluster-a', 'namespace', TEAM), {
-      describe: describeXr('mirrored'),
-    });
-    expect(getString(namespace, 'metadata', 'labels', 'modelplane.ai/namespace')).toBe(NAMESPACE);
-    const claim = await eventually('the claim in the team namespace', () => getObject('cluster-a', 'pvc', mirrored.pvc, TEAM), {
-      describe: describeXr('mirrored'),
-    });
-    expect(getIn(claim, 'spec', 'accessModes')).toEqual(['ReadWriteMany']);
-    const job = await eventually('the Job in the team namespace', () => getObject('cluster-a', 'job', mirrored.job, TEAM), {
-      describe: describeXr('mirrored'),
-    });
-    const [container] = asArray(getIn(job, 'spec', 'template', 'spec', 'containers')).filter(isObject);
-    const env = asArray(container?.['env']).filter(isObject);
-    expect(env).toContainEqual({ name: 'HF_ENDPOINT', value: MIRROR });
-    expect(asArray(container?.['command']).join(' ')).toContain(`--index-url '${PYPI_INDEX_URL}'`);
-    // Nothing of this cache in default.
-    expect(getObject('cluster-a', 'pvc', mirrored.pvc, REMOTE_NAMESPACE)).toBeUndefined();
-    expect(getObject('cluster-a', 'job', mirrored.job, REMOTE_NAMESPACE)).toBeUndefined();
-
-    const namespaceObject = objectsOf('mirrored').find((o) => getString(o, 'spec', 'forProvider', 'manifest', 'kind') === 'Namespace');
-    const policies = asArray(getIn(namespaceObject, 'spec', 'managementPolicies'));
-    expect(policies).toEqual([...NAMESPACE_POLICIES]);
-    expect(policies).not.toContain('Delete');
-
-    // The claim binds and the Job's pod installs, downloads through the mirror and verifies: Ready, and the mount
-    // says where it lives.
-    const ready = await eventually(
-      'the cache Ready',
-      () => (getString(xr('mirrored') ?? {}, 'status', 'phase') === 'Ready' ? xr('mirrored') : undefined),
-      {
-        timeoutMs: 300_000,
+      const namespace = await eventually('the team namespace on cluster-a', () => getObject('cluster-a', 'namespace', TEAM), {
         describe: describeXr('mirrored'),
-      },
-    );
-    const pods = list('cluster-a', 'pods', TEAM).filter((p) => getString(p, 'metadata', 'labels', 'job-name') === mirrored.job);
-    expect(pods.map((p) => getString(p, 'status', 'phase'))).toContain('Succeeded');
-    expect(asArray(getIn(ready, 'status', 'mount', 'env'))).toContainEqual({ name: WORKLOAD_NAMESPACE_ENV, value: TEAM });
-  });
+      });
+      expect(getString(namespace, 'metadata', 'labels', 'modelplane.ai/namespace')).toBe(NAMESPACE);
+      const claim = await eventually('the claim in the team namespace', () => getObject('cluster-a', 'pvc', mirrored.pvc, TEAM), {
+        describe: describeXr('mirrored'),
+      });
+      expect(getIn(claim, 'spec', 'accessModes')).toEqual(['ReadWriteMany']);
+      const job = await eventually('the Job in the team namespace', () => getObject('cluster-a', 'job', mirrored.job, TEAM), {
+        describe: describeXr('mirrored'),
+      });
+      const [container] = asArray(getIn(job, 'spec', 'template', 'spec', 'containers')).filter(isObject);
+      const env = asArray(container?.['env']).filter(isObject);
+      expect(env).toContainEqual({ name: 'HF_ENDPOINT', value: MIRROR });
+      expect(asArray(container?.['command']).join(' ')).toContain(`--index-url '${PYPI_INDEX_URL}'`);
+      // Nothing of this cache in default.
+      expect(getObject('cluster-a', 'pvc', mirrored.pvc, REMOTE_NAMESPACE)).toBeUndefined();
+      expect(getObject('cluster-a', 'job', mirrored.job, REMOTE_NAMESPACE)).toBeUndefined();
 
-  it('leaves the namespace when the cache is deleted', async () => {
+      const namespaceObject = objectsOf('mirrored').find((o) => getString(o, 'spec', 'forProvider', 'manifest', 'kind') === 'Namespace');
+      const policies = asArray(getIn(namespaceObject, 'spec', 'managementPolicies'));
+      expect(policies).toEqual([...NAMESPACE_POLICIES]);
+      expect(policies).not.toContain('Delete');
+
+      // The claim binds and the Job's pod installs, downloads through the mirror and verifies: Ready, and the mount
+      // says where it lives.
+      const ready = await eventually(
+        'the cache Ready',
+        () => (getString(xr('mirrored') ?? {}, 'status', 'phase') === 'Ready' ? xr('mirrored') : undefined),
+        {
+          timeoutMs: 300_000,
+          describe: describeXr('mirrored'),
+        },
+      );
+      const pods = list('cluster-a', 'pods', TEAM).filter((p) => getString(p, 'metadata', 'labels', 'job-name') === mirrored.job);
+      expect(pods.map((p) => getString(p, 'status', 'phase'))).toContain('Succeeded');
+      expect(asArray(getIn(ready, 'status', 'mount', 'env'))).toContainEqual({ name: WORKLOAD_NAMESPACE_ENV, value: TEAM });
+    },
+  );
+
+  it('leaves the namespace when the cache is deleted', { timeout: LONG_STEP }, async () => {
     kubectlOk('control-plane', ['delete', 'modelcachehydration', `mirrored-${CLUSTER}`, '-n', NAMESPACE, '--wait=false']);
+    // The claim's Object goes once the claim does, and the finished Job's pod holds the claim until the Job's TTL
+    // (180 s after it completed) removes both.
     await eventually('the XR and its Objects gone', () => xr('mirrored') === undefined && objectsOf('mirrored').length === 0, {
+      timeoutMs: 300_000,
       describe: describeXr('mirrored'),
     });
     // provider-kubernetes deleted what had Delete (the claim) and only removed its Object for the namespace.

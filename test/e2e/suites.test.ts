@@ -1,12 +1,15 @@
 // Which plane each e2e story runs on (the Makefile's E2E_NODES for `make e2e`,
 // E2E_STANDIN for `make e2e-standin`): a story in neither list would never
 // run, one in both would be skipped on one plane, and a story that drives the
-// kubelet stand-in on real nodes would fight the real controllers.
+// kubelet stand-in on real nodes would fight the real controllers. And the
+// plane's addresses the stories use are the ones up.sh serves.
 
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/server.js';
+import { HUB_PORT } from './hub/repo.js';
+import { HUB_ENDPOINT, PYPI_INDEX_URL, REGISTRY } from './plane.js';
 
 const MAKEFILE = readFileSync(join(REPO_ROOT, 'Makefile'), 'utf8');
 const listed = (name: string): string[] => {
@@ -38,5 +41,24 @@ describe('the e2e stories and their planes', () => {
 
   it.each(NODES)('%s never calls the kubelet stand-in', (story) => {
     expect(source(story)).not.toMatch(/\bkubelet\(/);
+  });
+});
+
+describe("the plane's addresses in the stories", () => {
+  const common = readFileSync(join(REPO_ROOT, 'test', 'e2e', 'control-plane', 'common.sh'), 'utf8');
+  const shell = (name: string): string => {
+    const value = new RegExp(`^${name}=(\\S+)$`, 'm').exec(common)?.[1];
+    if (value === undefined) throw new Error(`common.sh sets no ${name}`);
+    return value.replace(/^"|"$/g, '').replace(/\$(\w+)/g, (_, ref: string) => shell(ref));
+  };
+
+  it("are common.sh's", () => {
+    expect(HUB_ENDPOINT).toBe(shell('HUB_ENDPOINT'));
+    expect(String(HUB_PORT)).toBe(shell('HUB_PORT'));
+    expect(PYPI_INDEX_URL).toBe(shell('PYPI_INDEX_URL'));
+    expect(REGISTRY).toEqual({
+      push: `127.0.0.1:${shell('REGISTRY_PORT')}`,
+      pull: `${shell('NODE_PLANE_ADDRESS')}:${shell('REGISTRY_PORT')}`,
+    });
   });
 });

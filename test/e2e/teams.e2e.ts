@@ -49,6 +49,7 @@ import {
   standaloneReplica,
   type ApiServer,
   nodesPlane,
+  LONG_STEP,
 } from './plane.js';
 import { setFaults } from './hub/client.js';
 import { nodeOf } from './hub/engine.js';
@@ -225,7 +226,8 @@ describe.skipIf(!nodesPlane('teams.e2e.ts'))("two teams' caches and replicas of 
     for (const team of TEAM_NAMES) {
       apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: team } }, hfTokenSecret(team));
       const cache = huggingFaceCache(team, CACHE, SELECTOR);
-      Object.assign(field(cache, 'spec', 'huggingFace')!, TEAMS[team]);
+      const { revision, sizeGiB } = TEAMS[team];
+      Object.assign(field(cache, 'spec', 'huggingFace')!, { revision, sizeGiB });
       apply('control-plane', cache, standaloneReplica(team, REPLICA, SERVING, CACHE));
     }
 
@@ -271,84 +273,88 @@ describe.skipIf(!nodesPlane('teams.e2e.ts'))("two teams' caches and replicas of 
     }
   });
 
-  it("serves each team's replica on the same cluster from its own team's claim, once its own cache is Ready", async () => {
-    // Each team's Job pod at the held weights, on its claim the provisioner bound; then the hub lets them finish.
-    for (const name of Object.keys(CLUSTERS)) {
+  it(
+    "serves each team's replica on the same cluster from its own team's claim, once its own cache is Ready",
+    { timeout: LONG_STEP },
+    async () => {
+      // Each team's Job pod at the held weights, on its claim the provisioner bound; then the hub lets them finish.
+      for (const name of Object.keys(CLUSTERS)) {
+        for (const team of TEAM_NAMES) {
+          await eventually(
+            `${team} Hydrating on ${name}`,
+            () => reasonOf(hydrationOf(team, name), 'ArtifactReady') === 'Hydrating',
+            STEP_WAIT,
+          );
+        }
+      }
+      await setFaults({});
+      for (const team of TEAM_NAMES)
+        await eventually(`${team}'s cache Ready on both clusters`, () => getIn(cacheOf(team), 'status', 'summary', 'ready') === '2/2', {
+          ...STEP_WAIT,
+          describe: () => JSON.stringify(getIn(cacheOf(team), 'status')),
+        });
+
+      const cluster = CLUSTERS[SERVING];
       for (const team of TEAM_NAMES) {
+        const wanted = [serving(team).deployment('main'), serving(team).epp].sort();
+        await eventually(`${team}'s engine and endpoint picker on ${cluster}`, () => {
+          const found = namesOf(inventory(cluster)[team], 'deployments');
+          return wanted.every((name) => found.includes(name));
+        });
+      }
+      // Both teams' engine pods (the vLLM stand-in, one fake GPU each) and endpoint pickers run on the node.
+      for (const team of TEAM_NAMES)
+        await eventually(`${team}'s replica Serving`, () => reasonOf(replicaOf(team), 'ModelReady') === 'Serving', {
+          timeoutMs: 300_000,
+          describe: () => JSON.stringify(getIn(replicaOf(team), 'status', 'conditions')),
+        });
+
+      // Once Ready, a cache keeps only its claim there: the Job is left to its TTL, and the Job's access and the
+      // token Secret, emptied, go with it (owned by that team's Job on the cluster).
+      for (const workload of WORKLOADS)
         await eventually(
-          `${team} Hydrating on ${name}`,
-          () => reasonOf(hydrationOf(team, name), 'ArtifactReady') === 'Hydrating',
+          `only each team's claim and finished Job left of its cache on ${workload}, and the Job's access owned by it`,
+          () =>
+            TEAM_NAMES.every((team) => {
+              const mine = inventory(workload)[team];
+              const job = mine.find((r) => r.kind === 'jobs')?.object;
+              return mine.every(
+                (r) =>
+                  getString(r.object, 'metadata', 'labels', LABEL_MODELCACHE) === undefined ||
+                  ['persistentvolumeclaims', 'jobs'].includes(r.kind) ||
+                  (['serviceaccounts', 'roles', 'rolebindings', 'secrets'].includes(r.kind) &&
+                    ownedByJob(r.object, job) &&
+                    getIn(r.object, 'data') === undefined),
+              );
+            }),
           STEP_WAIT,
         );
+
+      const byTeam = inventory(cluster);
+      expectApart(cluster, byTeam);
+      for (const team of TEAM_NAMES) {
+        const mine = byTeam[team];
+        expect(namesOf(mine, 'deployments'), `${team}'s Deployments`).toEqual([serving(team).deployment('main'), serving(team).epp].sort());
+        expect(namesOf(mine, 'inferencepools'), `${team}'s InferencePool`).toEqual([serving(team).pool]);
+        expect(namesOf(mine, 'httproutes'), `${team}'s HTTPRoute`).toEqual([serving(team).route]);
+        expect(namesOf(mine, 'services'), `${team}'s Service`).toEqual([serving(team).eppService]);
+        expect(namesOf(mine, 'resourceclaimtemplates'), `${team}'s ResourceClaimTemplate`).toEqual([
+          serving(team).claimTemplate('main', 'standalone'),
+        ]);
+        // Content: the engine mounts its own team's claim, at the commit its own team's Job staged.
+        const engine = mine.find((r) => r.name === serving(team).deployment('main'))!.object;
+        expect(volumesOf(engine)).toContainEqual({ name: 'model-cache', persistentVolumeClaim: { claimName: staged(team).pvc } });
+        expect(envOf(engine, 'engine')).toContainEqual({ name: 'MODELPLANE_MODEL_REVISION', value: TEAMS[team].commit });
+        // The route sends to its own team's pool; the pool selects its own team's pods.
+        const route = mine.find((r) => r.kind === 'httproutes')!.object;
+        expect(JSON.stringify(getIn(route, 'spec', 'rules')), `${team}'s HTTPRoute`).toContain(serving(team).pool);
+        const pool = mine.find((r) => r.kind === 'inferencepools')!.object;
+        expect(JSON.stringify(getIn(pool, 'spec')), `${team}'s InferencePool`).toContain(serving(team).serving);
+        expect(reasonOf(replicaOf(team), 'ModelAccepted'), `${team}'s replica`).toBe('Accepted');
       }
-    }
-    await setFaults({});
-    for (const team of TEAM_NAMES)
-      await eventually(`${team}'s cache Ready on both clusters`, () => getIn(cacheOf(team), 'status', 'summary', 'ready') === '2/2', {
-        ...STEP_WAIT,
-        describe: () => JSON.stringify(getIn(cacheOf(team), 'status')),
-      });
-
-    const cluster = CLUSTERS[SERVING];
-    for (const team of TEAM_NAMES) {
-      const wanted = [serving(team).deployment('main'), serving(team).epp].sort();
-      await eventually(`${team}'s engine and endpoint picker on ${cluster}`, () => {
-        const found = namesOf(inventory(cluster)[team], 'deployments');
-        return wanted.every((name) => found.includes(name));
-      });
-    }
-    // Both teams' engine pods (the vLLM stand-in, one fake GPU each) and endpoint pickers run on the node.
-    for (const team of TEAM_NAMES)
-      await eventually(`${team}'s replica Serving`, () => reasonOf(replicaOf(team), 'ModelReady') === 'Serving', {
-        timeoutMs: 300_000,
-        describe: () => JSON.stringify(getIn(replicaOf(team), 'status', 'conditions')),
-      });
-
-    // Once Ready, a cache keeps only its claim there: the Job is left to its TTL, and the Job's access and the
-    // token Secret, emptied, go with it (owned by that team's Job on the cluster).
-    for (const workload of WORKLOADS)
-      await eventually(
-        `only each team's claim and finished Job left of its cache on ${workload}, and the Job's access owned by it`,
-        () =>
-          TEAM_NAMES.every((team) => {
-            const mine = inventory(workload)[team];
-            const job = mine.find((r) => r.kind === 'jobs')?.object;
-            return mine.every(
-              (r) =>
-                getString(r.object, 'metadata', 'labels', LABEL_MODELCACHE) === undefined ||
-                ['persistentvolumeclaims', 'jobs'].includes(r.kind) ||
-                (['serviceaccounts', 'roles', 'rolebindings', 'secrets'].includes(r.kind) &&
-                  ownedByJob(r.object, job) &&
-                  getIn(r.object, 'data') === undefined),
-            );
-          }),
-        STEP_WAIT,
-      );
-
-    const byTeam = inventory(cluster);
-    expectApart(cluster, byTeam);
-    for (const team of TEAM_NAMES) {
-      const mine = byTeam[team];
-      expect(namesOf(mine, 'deployments'), `${team}'s Deployments`).toEqual([serving(team).deployment('main'), serving(team).epp].sort());
-      expect(namesOf(mine, 'inferencepools'), `${team}'s InferencePool`).toEqual([serving(team).pool]);
-      expect(namesOf(mine, 'httproutes'), `${team}'s HTTPRoute`).toEqual([serving(team).route]);
-      expect(namesOf(mine, 'services'), `${team}'s Service`).toEqual([serving(team).eppService]);
-      expect(namesOf(mine, 'resourceclaimtemplates'), `${team}'s ResourceClaimTemplate`).toEqual([
-        serving(team).claimTemplate('main', 'standalone'),
-      ]);
-      // Content: the engine mounts its own team's claim, at the commit its own team's Job staged.
-      const engine = mine.find((r) => r.name === serving(team).deployment('main'))!.object;
-      expect(volumesOf(engine)).toContainEqual({ name: 'model-cache', persistentVolumeClaim: { claimName: staged(team).pvc } });
-      expect(envOf(engine, 'engine')).toContainEqual({ name: 'MODELPLANE_MODEL_REVISION', value: TEAMS[team].commit });
-      // The route sends to its own team's pool; the pool selects its own team's pods.
-      const route = mine.find((r) => r.kind === 'httproutes')!.object;
-      expect(JSON.stringify(getIn(route, 'spec', 'rules')), `${team}'s HTTPRoute`).toContain(serving(team).pool);
-      const pool = mine.find((r) => r.kind === 'inferencepools')!.object;
-      expect(JSON.stringify(getIn(pool, 'spec')), `${team}'s InferencePool`).toContain(serving(team).serving);
-      expect(reasonOf(replicaOf(team), 'ModelAccepted'), `${team}'s replica`).toBe('Accepted');
-    }
-    expect(serving(TEAM_A).serving).not.toBe(serving(TEAM_B).serving);
-  });
+      expect(serving(TEAM_A).serving).not.toBe(serving(TEAM_B).serving);
+    },
+  );
 
   it('keeps every remote object still for a minute: no Deployment generation climbs, no uid changes', async () => {
     const before = Object.fromEntries(WORKLOADS.map((cluster) => [cluster, inventory(cluster)]));
@@ -368,7 +374,7 @@ describe.skipIf(!nodesPlane('teams.e2e.ts'))("two teams' caches and replicas of 
     for (const team of TEAM_NAMES) expect(reasonOf(replicaOf(team), 'ModelReady')).toBe('Serving');
   });
 
-  it("leaves one team's remote objects untouched when the other team's replica and cache are deleted", async () => {
+  it("leaves one team's remote objects untouched when the other team's replica and cache are deleted", { timeout: LONG_STEP }, async () => {
     const before = Object.fromEntries(WORKLOADS.map((cluster) => [cluster, fingerprint(inventory(cluster)[TEAM_A])]));
     kubectlOk('control-plane', ['delete', 'modelreplica', REPLICA, '-n', TEAM_B, '--wait=true', '--timeout=120s']);
     // The replica's Usage of its cache can outlive it by a moment; until it goes, the webhook refuses the cache's deletion.
