@@ -99,9 +99,15 @@ setup_node_vars() {
 	host_ip="10.209.$index.1" node_ip="10.209.$index.2"
 	pod_cidr="10.244.$index.0/24"
 	cgroup_root="/modelplane-$name"
+	# A unix socket's path has at most 107 bytes: in a checkout whose path is
+	# long, the sockets go under a short directory of their own (removed at
+	# down). containerd adds .ttrpc to its own; the kubelet's root holds
+	# pod-resources/<n>, and the DRA drivers' registration and plugin sockets.
+	short_dir="/run/modelplane-nodes/$(printf %s "$dir" | sha256sum | cut -c1-12)"
 	sock="$dir/containerd/containerd.sock"
-	# A unix socket's path has at most 107 bytes, and containerd adds .ttrpc.
-	((${#sock} <= 100)) || sock="/run/modelplane-nodes/$(printf %s "$dir" | sha256sum | cut -c1-12)/containerd.sock"
+	((${#sock} <= 100)) || sock="$short_dir/containerd.sock"
+	kubelet_dir="$dir/kubelet"
+	((${#kubelet_dir} <= 60)) || kubelet_dir="$short_dir/kubelet"
 	api_host="https://127.0.0.1:$NODE_API_PORT"        # from the host
 	api_node="https://$NODE_PLANE_ADDRESS:$NODE_API_PORT" # from the node's namespace
 	ctr=("$CONTAINERD_BIN/ctr" --address "$sock" --namespace k8s.io)
@@ -139,11 +145,11 @@ node_alive() {
 }
 
 nwait() { # WHAT SECONDS COMMAND...
-	local what="$1" deadline=$((SECONDS + $2))
+	local what="$1" seconds="$2" deadline=$((SECONDS + $2))
 	shift 2
 	until "$@" >/dev/null 2>&1; do
 		if ((SECONDS >= deadline)); then
-			node_say "$what: not within $2 s; the end of $state/logs/$name-kubelet.log:"
+			node_say "$what: not within $seconds s; the end of $state/logs/$name-kubelet.log:"
 			tail -n 10 "$state/logs/$name-kubelet.log" >&2
 			return 1
 		fi
@@ -318,7 +324,7 @@ node_cgroups() {
 }
 
 node_kubelet() {
-	mkdir -p "$dir/kubelet" "$dir/pod-logs"
+	mkdir -p "$kubelet_dir" "$dir/pod-logs"
 	# cgroup v1 only on this machine: failCgroupV1 false, the cgroupfs driver.
 	cat >"$dir/kubelet-config.yaml" <<YAML
 apiVersion: kubelet.config.k8s.io/v1beta1
@@ -343,7 +349,7 @@ imageGCHighThresholdPercent: 99
 imageGCLowThresholdPercent: 98
 YAML
 	nstart kubelet --daemon "$KUBELET" --config "$dir/kubelet-config.yaml" --kubeconfig "$dir/kubelet.kubeconfig" \
-		--root-dir "$dir/kubelet" --cert-dir "$dir/kubelet/pki" --hostname-override "$node" --node-ip "$node_ip" -v 1
+		--root-dir "$kubelet_dir" --cert-dir "$kubelet_dir/pki" --hostname-override "$node" --node-ip "$node_ip" -v 1
 }
 
 node_proxy() {
@@ -475,8 +481,8 @@ spec:
   selectors: [{cel: {expression: "device.driver == '$driver'"}}]
 YAML
 		nstart "dra-driver-$driver" env NODE_NAME="$node" KUBECONFIG="$dir/dra-driver.kubeconfig" CDI_ROOT="$dir/cdi" NUM_DEVICES=8 \
-			DRIVER_NAME="$driver" KUBELET_REGISTRAR_DIRECTORY_PATH="$dir/kubelet/plugins_registry" \
-			KUBELET_PLUGINS_DIRECTORY_PATH="$dir/kubelet/plugins" "$DRA_EXAMPLE_KUBELETPLUGIN"
+			DRIVER_NAME="$driver" KUBELET_REGISTRAR_DIRECTORY_PATH="$kubelet_dir/plugins_registry" \
+			KUBELET_PLUGINS_DIRECTORY_PATH="$kubelet_dir/plugins" "$DRA_EXAMPLE_KUBELETPLUGIN"
 	done
 	nwait "the DRA drivers' devices" 60 dra_devices
 }
@@ -596,9 +602,11 @@ down() {
 		kill -KILL "$pid" 2>/dev/null || true
 	done
 	# Sandboxes' network namespaces, volumes, rootfs overlays: deepest first.
-	grep -o " $dir/[^ ]*" /proc/mounts | sort -ru | while read -r mount; do
+	grep -o -e " $dir/[^ ]*" -e " $short_dir/[^ ]*" /proc/mounts | sort -ru | while read -r mount; do
 		umount "$mount" 2>/dev/null || umount -l "$mount" 2>/dev/null || true
 	done
+	# Nothing mounted is left under it (a volume there is a bind of the host's): only then remove it.
+	grep -q " $short_dir/" /proc/mounts || rm -rf "$short_dir"
 	ip netns del "$netns" 2>/dev/null || true
 	ip link del "$host_if" 2>/dev/null || true
 	if ! ls /run/netns/mp-* >/dev/null 2>&1; then ip addr del "$NODE_PLANE_ADDRESS/32" dev lo 2>/dev/null || true; fi
