@@ -22,6 +22,10 @@ cp_kubectl() { "$KUBECTL" --kubeconfig "$state/kubeconfigs/control-plane" "$@"; 
 condition() { cp_kubectl -n "$NAMESPACE" get "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].$3}" 2>/dev/null || true; }
 
 # --- 1. the plane ---------------------------------------------------------------
+if [[ "$NODES" != 1 ]]; then
+	echo "[demo] The demo runs real pods, and MODELPLANE_UP_NODES=$NODES starts no node: run it without MODELPLANE_UP_NODES=0." >&2
+	exit 1
+fi
 if [[ -f "$state/pids" ]] && any_running && cp_kubectl get --raw /readyz >/dev/null 2>&1; then
 	if [[ ! -f "$state/nodes/cluster-a/pids" ]]; then
 		echo "[demo] The local control plane up in $state has no nodes (MODELPLANE_UP_NODES=0), and the demo runs real pods: \`make down\`, then \`make demo\`." >&2
@@ -30,7 +34,7 @@ if [[ -f "$state/pids" ]] && any_running && cp_kubectl get --raw /readyz >/dev/n
 	say "1/4 A local control plane is up already ($state): using it."
 else
 	say "1/4 Starting the local control plane (make up, as root): etcd, the Kubernetes API servers, a real node for each workload cluster, Crossplane $CROSSPLANE_VERSION, provider-kubernetes $PROVIDER_KUBERNETES_VERSION, our three functions. About a minute."
-	MODELPLANE_UP_NODES=1 bash "$repo/test/e2e/control-plane/up.sh"
+	bash "$repo/test/e2e/control-plane/up.sh"
 fi
 
 # --- 2. the demo ----------------------------------------------------------------
