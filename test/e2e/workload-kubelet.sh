@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# THE STAND-IN: the one piece of the local control plane (`make up`) that is
-# not upstream. A workload cluster there is a bare kube-apiserver: no kubelet,
-# no scheduler, no controllers, so nothing binds a claim or runs a Job's pod.
+# THE STAND-IN, for a local control plane without nodes
+# (`MODELPLANE_UP_NODES=0 make up`: `make e2e-standin`, `make e2e-upgrade`).
+# A workload cluster there is a bare kube-apiserver: no kubelet, no
+# scheduler, no controllers, so nothing binds a claim or runs a Job's pod.
+# (`make up` gives each a real node, docs/nodes.md, and this is not used.)
 # This plays those parts, on request, by writing the status the real ones
 # would write, through the real API server (which validates it):
 #
@@ -43,6 +45,10 @@ shift 2
 	echo "no workload cluster $cluster in $state (is \`make up\` running?)" >&2
 	exit 1
 }
+if [[ -f "$state/nodes/$cluster/pids" ]]; then
+	echo "$cluster runs a real node: its kubelet and controllers do this (the stand-in is for a plane started with MODELPLANE_UP_NODES=0)" >&2
+	exit 1
+fi
 # The workload namespace: `default`, or a team's (per-team workload namespaces) from WORKLOAD_NAMESPACE.
 k() { "$KUBECTL" --kubeconfig "$state/kubeconfigs/$cluster" --namespace "${WORKLOAD_NAMESPACE:-default}" "$@"; }
 # A timestamp as the API server stores it. (A real controller's clock too.)
