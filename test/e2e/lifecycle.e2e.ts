@@ -45,10 +45,10 @@ import {
   tokenLeft,
   nodesPlane,
   REGISTRY,
-  LONG_STEP,
+  DEFAULT_POOL,
 } from './plane.js';
 import { clusterClients, setFaults } from './hub/client.js';
-import { nodeOf } from './hub/engine.js';
+import { ENGINE_TEST_TIMEOUT, ENGINE_WAIT, joinPool, leavePool } from './hub/engine.js';
 import { HUB_WALKTHROUGH_REPO, hubRevision } from './hub/repo.js';
 
 // Its own namespace: the walkthrough (another e2e file) plays its story in ml-team.
@@ -75,8 +75,6 @@ const HUGGING_FACE = {
   source: 'HuggingFace',
   huggingFace: { repo: HUB_WALKTHROUGH_REPO, revision: 'main', sizeGiB: 20, authSecret: { name: 'hf-token', key: 'HF_TOKEN' } },
 };
-/** The pool the replicas' engines name (standaloneReplica's nodePoolName), as a node label. */
-const POOL = 'modelplane.ai/pool=a100';
 
 /**
  * A ModelPack artifact (its config and weight media types, artifactType) pushed to the plane's registry from an
@@ -130,7 +128,7 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
   // The weights held at the hub until a step lets the downloads finish; the replica's pool on cluster-a's node.
   beforeAll(async () => {
     await setFaults({ hold: 'model.safetensors', repo: HUB_WALKTHROUGH_REPO });
-    kubectlOk('cluster-a', ['label', 'node', nodeOf('cluster-a'), POOL, '--overwrite']);
+    joinPool('cluster-a', DEFAULT_POOL);
   });
 
   // The next e2e file gets the plane as it found it: no XR, no InferenceCluster, no token.
@@ -148,7 +146,7 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
     kubectl('control-plane', ['delete', 'inferenceclusters', ...WORKLOAD_CLUSTERS, '--ignore-not-found']);
     kubectl('cluster-b', ['delete', 'pod', 'platform-fill', '-n', REMOTE, '--ignore-not-found']);
     kubectl('cluster-b', ['delete', 'pvc', 'qwen-weights', '-n', REMOTE, '--ignore-not-found']);
-    kubectl('cluster-a', ['label', 'node', nodeOf('cluster-a'), 'modelplane.ai/pool-']);
+    leavePool('cluster-a');
     await setFaults({});
   });
 
@@ -252,7 +250,7 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
     }
   });
 
-  it('starts the replica once its cluster is Ready, with the mount in its pod template', { timeout: LONG_STEP }, async () => {
+  it('starts the replica once its cluster is Ready, with the mount in its pod template', { timeout: ENGINE_TEST_TIMEOUT }, async () => {
     const [deployment] = await eventually('the engine Deployment on cluster-a', () => {
       const found = engineDeployments('cluster-a', replica);
       return found.length > 0 ? found : undefined;
@@ -276,14 +274,14 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
     await eventually('the replica Accepted', () => reasonOf(replicaOf(replica), 'ModelAccepted') === 'Accepted');
     // The engine (the vLLM stand-in under vLLM's image name) scheduled on the node with a DRA device, and Ready.
     await eventually('the replica Serving', () => reasonOf(replicaOf(replica), 'ModelReady') === 'Serving', {
-      timeoutMs: 300_000,
+      ...ENGINE_WAIT,
       describe: () => JSON.stringify(getIn(replicaOf(replica), 'status', 'conditions')),
     });
   });
 
   it(
     "keeps a deselected cluster while a replica runs there, and reclaims it (PVC and all) once the replica is gone; the other cluster's PVC stays",
-    { timeout: LONG_STEP },
+    { timeout: ENGINE_TEST_TIMEOUT },
     async () => {
       kubectlOk('control-plane', ['label', 'inferencecluster', 'cluster-a', `${TIER}=h100`, '--overwrite']);
       await eventually(
@@ -302,7 +300,7 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
       // The claim goes once nothing holds it, and the hydration with it: the finished Job's pod holds it until the
       // Job's TTL (180 s after it completed) removes both.
       await eventually("cluster-a's PVC deleted", () => !remoteNames('cluster-a', 'pvc').includes(hf.pvc), {
-        timeoutMs: 300_000,
+        ...ENGINE_WAIT,
         describe: () => JSON.stringify({ jobs: remoteNames('cluster-a', 'jobs'), pods: remoteNames('cluster-a', 'pods') }),
       });
       await eventually('cluster-a reclaimed: its hydration gone', () => hydrationOf('qwen', 'cluster-a') === undefined);
@@ -313,7 +311,7 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
 
   it(
     "reports a failed Job as HydrationFailed on the child, the parent and a replica, in the pod's own words",
-    { timeout: LONG_STEP },
+    { timeout: ENGINE_TEST_TIMEOUT },
     async () => {
       const broken = cacheNames(NAMESPACE, 'qwen-cpu');
       // cluster-c's egress to the hub refused, as a proxy would: each try of the Job's pod ends in a 403.
@@ -331,7 +329,7 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
           const found = hydrationOf('qwen-cpu', 'cluster-c');
           return reasonOf(found, 'ArtifactReady') === 'HydrationFailed' ? found : undefined;
         },
-        { timeoutMs: 300_000, describe: () => JSON.stringify(getIn(hydrationOf('qwen-cpu', 'cluster-c'), 'status')) },
+        { ...ENGINE_WAIT, describe: () => JSON.stringify(getIn(hydrationOf('qwen-cpu', 'cluster-c'), 'status')) },
       );
       const failedJob = getObject('cluster-c', 'job', broken.job, REMOTE);
       expect(reasonOf(failedJob, 'Failed')).toBe('BackoffLimitExceeded');
@@ -354,7 +352,7 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
 
   it(
     'refuses to delete a ModelCache while a replica uses it (the Usage webhook), and replays the deletion once the replica is gone',
-    { timeout: LONG_STEP },
+    { timeout: ENGINE_TEST_TIMEOUT },
     async () => {
       const broken = cacheNames(NAMESPACE, 'qwen-cpu');
       await eventually(
@@ -375,14 +373,14 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
       await eventually("qwen-cpu's hydration gone", () => hydrationOf('qwen-cpu', 'cluster-c') === undefined);
       // The failed Job's pod holds the claim until the Job's TTL removes both.
       await eventually("qwen-cpu's PVC gone from cluster-c", () => !remoteNames('cluster-c', 'pvc').includes(broken.pvc), {
-        timeoutMs: 300_000,
+        ...ENGINE_WAIT,
       });
     },
   );
 
   it(
     'stages an OCI ModelPack artifact: the real resolver Job resolves it in the registry, Ready with a CSI mount',
-    { timeout: LONG_STEP },
+    { timeout: ENGINE_TEST_TIMEOUT },
     async () => {
       const repository = 'modelplane-e2e/qwen-modelpack';
       const digest = pushModelPack(`${repository}:v1`);
@@ -394,7 +392,7 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
           const found = cacheOf('qwen-oci');
           return clusterEntry(found, 'cluster-b')?.['phase'] === 'Ready' ? found : undefined;
         },
-        { timeoutMs: 300_000, describe: () => JSON.stringify(getIn(cacheOf('qwen-oci'), 'status')) },
+        { ...ENGINE_WAIT, describe: () => JSON.stringify(getIn(cacheOf('qwen-oci'), 'status')) },
       );
       expect(getIn(hydrationOf('qwen-oci', 'cluster-b'), 'status', 'digest')).toBe(digest);
       const volume = asArray(getIn(clusterEntry(cache, 'cluster-b'), 'mount', 'volumes'))[0];
@@ -465,7 +463,7 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
     expect(remoteNames('cluster-b', 'jobs')).not.toContain(hf.job);
   });
 
-  it('removes everything a ModelCache composed, everywhere, when it is deleted', { timeout: LONG_STEP }, async () => {
+  it('removes everything a ModelCache composed, everywhere, when it is deleted', { timeout: ENGINE_TEST_TIMEOUT }, async () => {
     for (const name of ['qwen', 'qwen-oci', 'qwen-pvc']) {
       kubectlOk('control-plane', ['delete', 'modelcache', name, '-n', NAMESPACE, '--wait=false']);
     }

@@ -20,7 +20,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName } from '#lib';
 import type { JsonObject } from '#lib';
 import { sha256, type Recorded } from '../support/fake-hub.js';
-import { PLANE_HAS_NODES, hub, removeStory, repoFolder, setFaults, snapshotDir, volumeOnNode } from './hub/client.js';
+import { hub, removeStory, repoFolder, setFaults, snapshotDir, volumeOnNode } from './hub/client.js';
 import {
   HUB_FILES,
   HUB_GATED_REPO,
@@ -46,6 +46,7 @@ import {
   messageOf,
   reasonOf,
   setInferenceClusterStatus,
+  nodesPlane,
 } from './plane.js';
 
 const NAMESPACE = 'e2e-node-faults';
@@ -126,7 +127,7 @@ async function failed(c: Case): Promise<{ hydration: JsonObject; job: JsonObject
 const reportOf = (job: JsonObject | undefined): JsonObject =>
   JSON.parse(getString(job, 'metadata', 'annotations', 'modelplane.ai/progress') ?? '{}') as JsonObject;
 
-describe.skipIf(!PLANE_HAS_NODES)('real pods on real nodes: the failure paths', () => {
+describe.skipIf(!nodesPlane('nodes-faults.e2e.ts'))('real pods on real nodes: the failure paths', () => {
   afterAll(async () => {
     await setFaults({});
     await removeStory(NAMESPACE);

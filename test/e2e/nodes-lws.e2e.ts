@@ -16,7 +16,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { REMOTE_NAMESPACE, asArray, getIn, getString, hydrationName, isObject } from '#lib';
 import type { JsonObject } from '#lib';
-import { PLANE_HAS_NODES } from './hub/client.js';
 import {
   ENGINE_TEST_TIMEOUT,
   ENGINE_WAIT as WAIT,
@@ -30,7 +29,7 @@ import {
   replicaOf,
   standinGangReplica,
 } from './hub/engine.js';
-import { apply, conditionTrue, eventually, getObject, kubectl, list, reasonOf } from './plane.js';
+import { apply, conditionTrue, eventually, getObject, kubectl, list, reasonOf, nodesPlane } from './plane.js';
 
 const NAMESPACE = 'e2e-node-lws';
 const CACHE = 'gang';
@@ -57,79 +56,82 @@ function runningEnv(pod: JsonObject, name: string): string {
   return result.stdout.trim();
 }
 
-describe.skipIf(!PLANE_HAS_NODES)('real pods on real nodes: a gang replica run by the real LeaderWorkerSet controller', () => {
-  afterAll(() => closeStory(NAMESPACE, REPLICA, CLUSTER));
+describe.skipIf(!nodesPlane('nodes-lws.e2e.ts'))(
+  'real pods on real nodes: a gang replica run by the real LeaderWorkerSet controller',
+  () => {
+    afterAll(() => closeStory(NAMESPACE, REPLICA, CLUSTER));
 
-  it(
-    'stages the cache on the cluster, then the controller makes the gang’s leader and worker pods',
-    { timeout: ENGINE_TEST_TIMEOUT },
-    async () => {
-      openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-lws');
-      apply('control-plane', hubCache(NAMESPACE, CACHE, 'modelplane.ai/node-lws'));
-      await eventually(
-        'the cache Ready on cluster-b',
-        () =>
-          reasonOf(
-            getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, CLUSTER), NAMESPACE),
-            'ArtifactReady',
-          ) === 'Staged',
-        WAIT,
-      );
-      apply('control-plane', standinGangReplica(NAMESPACE, REPLICA, CLUSTER, CACHE));
+    it(
+      'stages the cache on the cluster, then the controller makes the gang’s leader and worker pods',
+      { timeout: ENGINE_TEST_TIMEOUT },
+      async () => {
+        openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-lws');
+        apply('control-plane', hubCache(NAMESPACE, CACHE, 'modelplane.ai/node-lws'));
+        await eventually(
+          'the cache Ready on cluster-b',
+          () =>
+            reasonOf(
+              getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, CLUSTER), NAMESPACE),
+              'ArtifactReady',
+            ) === 'Staged',
+          WAIT,
+        );
+        apply('control-plane', standinGangReplica(NAMESPACE, REPLICA, CLUSTER, CACHE));
 
-      const lws = await eventually('the LeaderWorkerSet on cluster-b', leaderWorkerSet, WAIT);
-      const name = getString(lws, 'metadata', 'name') ?? '';
-      const pods = await eventually(
-        'the leader and the worker Ready on the node',
-        () => {
-          const found = gangPods(name);
-          return found.length === 2 && found.every((pod) => conditionTrue(pod, 'Ready')) ? found : undefined;
-        },
-        {
-          ...WAIT,
-          describe: () => JSON.stringify(gangPods(name).map((p) => [getString(p, 'metadata', 'name'), getIn(p, 'status', 'phase')])),
-        },
-      );
-      expect(pods.map((p) => getString(p, 'metadata', 'name'))).toEqual([`${name}-0`, `${name}-0-1`]);
-      for (const pod of pods) expect(getString(pod, 'spec', 'nodeName')).toBe(nodeOf(CLUSTER));
-      // The controller's own workload objects: the leaders' StatefulSet and the group's workers'.
-      const statefulSets = list(CLUSTER, 'statefulsets', REMOTE_NAMESPACE, `${LWS_NAME}=${name}`).map((s) =>
-        getString(s, 'metadata', 'name'),
-      );
-      expect(statefulSets.sort()).toEqual([name, `${name}-0`]);
-    },
-  );
+        const lws = await eventually('the LeaderWorkerSet on cluster-b', leaderWorkerSet, WAIT);
+        const name = getString(lws, 'metadata', 'name') ?? '';
+        const pods = await eventually(
+          'the leader and the worker Ready on the node',
+          () => {
+            const found = gangPods(name);
+            return found.length === 2 && found.every((pod) => conditionTrue(pod, 'Ready')) ? found : undefined;
+          },
+          {
+            ...WAIT,
+            describe: () => JSON.stringify(gangPods(name).map((p) => [getString(p, 'metadata', 'name'), getIn(p, 'status', 'phase')])),
+          },
+        );
+        expect(pods.map((p) => getString(p, 'metadata', 'name'))).toEqual([`${name}-0`, `${name}-0-1`]);
+        for (const pod of pods) expect(getString(pod, 'spec', 'nodeName')).toBe(nodeOf(CLUSTER));
+        // The controller's own workload objects: the leaders' StatefulSet and the group's workers'.
+        const statefulSets = list(CLUSTER, 'statefulsets', REMOTE_NAMESPACE, `${LWS_NAME}=${name}`).map((s) =>
+          getString(s, 'metadata', 'name'),
+        );
+        expect(statefulSets.sort()).toEqual([name, `${name}-0`]);
+      },
+    );
 
-  it('gives each pod LWS’s env first, so the leader address and rank we compose expand in the running containers', () => {
-    const name = getString(leaderWorkerSet(), 'metadata', 'name') ?? '';
-    const [leader, worker] = gangPods(name);
-    for (const pod of [leader, worker]) {
-      const env = asArray(getIn(asArray(getIn(pod, 'spec', 'containers')).find(isObject), 'env'))
-        .filter(isObject)
-        .map((e) => getString(e, 'name'));
-      // LWS's pod webhook puts its variables at the front: a `$(VAR)` after them expands.
-      expect(env.slice(0, 3)).toEqual(['LWS_LEADER_ADDRESS', 'LWS_GROUP_SIZE', 'LWS_WORKER_INDEX']);
-      expect(env.indexOf('MODELPLANE_LEADER_ADDRESS')).toBeGreaterThan(env.indexOf('LWS_LEADER_ADDRESS'));
-    }
-    const subdomain = getString(leader, 'spec', 'subdomain') ?? '';
-    const address = `${name}-0.${subdomain}.${REMOTE_NAMESPACE}`;
-    for (const [pod, rank] of [
-      [leader, '0'],
-      [worker, '1'],
-    ] as const) {
-      expect(runningEnv(pod!, 'LWS_LEADER_ADDRESS')).toBe(address);
-      expect(runningEnv(pod!, 'MODELPLANE_LEADER_ADDRESS'), 'our alias, expanded by Kubernetes').toBe(address);
-      expect(runningEnv(pod!, 'MODELPLANE_RANK')).toBe(rank);
-    }
-  });
-
-  it('reads the model offline in both pods, and the LeaderWorkerSet’s Available makes the replica Serving', async () => {
-    const name = getString(leaderWorkerSet(), 'metadata', 'name') ?? '';
-    for (const pod of gangPods(name)) expect(readShas(await engineFiles(pod))).toEqual(HUB_FILE_SHAS);
-    await eventually('the LeaderWorkerSet Available, by its controller', () => conditionTrue(leaderWorkerSet(), 'Available'), WAIT);
-    await eventually('the replica Serving', () => reasonOf(replicaOf(NAMESPACE, REPLICA), 'ModelReady') === 'Serving', {
-      ...WAIT,
-      describe: () => JSON.stringify(getIn(replicaOf(NAMESPACE, REPLICA), 'status', 'conditions')),
+    it('gives each pod LWS’s env first, so the leader address and rank we compose expand in the running containers', () => {
+      const name = getString(leaderWorkerSet(), 'metadata', 'name') ?? '';
+      const [leader, worker] = gangPods(name);
+      for (const pod of [leader, worker]) {
+        const env = asArray(getIn(asArray(getIn(pod, 'spec', 'containers')).find(isObject), 'env'))
+          .filter(isObject)
+          .map((e) => getString(e, 'name'));
+        // LWS's pod webhook puts its variables at the front: a `$(VAR)` after them expands.
+        expect(env.slice(0, 3)).toEqual(['LWS_LEADER_ADDRESS', 'LWS_GROUP_SIZE', 'LWS_WORKER_INDEX']);
+        expect(env.indexOf('MODELPLANE_LEADER_ADDRESS')).toBeGreaterThan(env.indexOf('LWS_LEADER_ADDRESS'));
+      }
+      const subdomain = getString(leader, 'spec', 'subdomain') ?? '';
+      const address = `${name}-0.${subdomain}.${REMOTE_NAMESPACE}`;
+      for (const [pod, rank] of [
+        [leader, '0'],
+        [worker, '1'],
+      ] as const) {
+        expect(runningEnv(pod!, 'LWS_LEADER_ADDRESS')).toBe(address);
+        expect(runningEnv(pod!, 'MODELPLANE_LEADER_ADDRESS'), 'our alias, expanded by Kubernetes').toBe(address);
+        expect(runningEnv(pod!, 'MODELPLANE_RANK')).toBe(rank);
+      }
     });
-  });
-});
+
+    it('reads the model offline in both pods, and the LeaderWorkerSet’s Available makes the replica Serving', async () => {
+      const name = getString(leaderWorkerSet(), 'metadata', 'name') ?? '';
+      for (const pod of gangPods(name)) expect(readShas(await engineFiles(pod))).toEqual(HUB_FILE_SHAS);
+      await eventually('the LeaderWorkerSet Available, by its controller', () => conditionTrue(leaderWorkerSet(), 'Available'), WAIT);
+      await eventually('the replica Serving', () => reasonOf(replicaOf(NAMESPACE, REPLICA), 'ModelReady') === 'Serving', {
+        ...WAIT,
+        describe: () => JSON.stringify(getIn(replicaOf(NAMESPACE, REPLICA), 'status', 'conditions')),
+      });
+    });
+  },
+);

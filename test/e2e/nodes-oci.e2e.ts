@@ -17,7 +17,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CACHE_MOUNT_PATH, REMOTE_NAMESPACE, asArray, getIn, getString, hydrationName, isObject } from '#lib';
 import type { JsonObject } from '#lib';
 import { requireTool } from '../support/tools.js';
-import { PLANE_HAS_NODES } from './hub/client.js';
 import {
   ENGINE_TEST_TIMEOUT,
   ENGINE_WAIT as WAIT,
@@ -31,7 +30,7 @@ import {
   standinReplica,
 } from './hub/engine.js';
 import { HUB_FILES } from './hub/repo.js';
-import { REGISTRY, apply, eventually, getObject, list, reasonOf } from './plane.js';
+import { REGISTRY, apply, eventually, getObject, list, reasonOf, nodesPlane } from './plane.js';
 
 const NAMESPACE = 'e2e-node-oci';
 const CACHE = 'image';
@@ -71,57 +70,64 @@ function pushModelImage(): string {
   }
 }
 
-describe.skipIf(!PLANE_HAS_NODES)('real pods on real nodes: an OCI model image, resolved by its Job and mounted as an image volume', () => {
-  let digest = '';
+describe.skipIf(!nodesPlane('nodes-oci.e2e.ts'))(
+  'real pods on real nodes: an OCI model image, resolved by its Job and mounted as an image volume',
+  () => {
+    let digest = '';
 
-  afterAll(() => closeStory(NAMESPACE, REPLICA, CLUSTER));
+    afterAll(() => closeStory(NAMESPACE, REPLICA, CLUSTER));
 
-  it('resolves the tag to its digest with the real resolver Job, from inside a pod on the node', async () => {
-    digest = pushModelImage();
-    openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-oci');
-    apply('control-plane', {
-      apiVersion: 'modelplane.ai/v1alpha1',
-      kind: 'ModelCache',
-      metadata: { name: CACHE, namespace: NAMESPACE },
-      spec: { source: 'OCI', oci: { ref: `${REPOSITORY}:${TAG}` }, clusterSelector: { matchLabels: { 'modelplane.ai/node-oci': 'yes' } } },
+    it('resolves the tag to its digest with the real resolver Job, from inside a pod on the node', async () => {
+      digest = pushModelImage();
+      openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-oci');
+      apply('control-plane', {
+        apiVersion: 'modelplane.ai/v1alpha1',
+        kind: 'ModelCache',
+        metadata: { name: CACHE, namespace: NAMESPACE },
+        spec: {
+          source: 'OCI',
+          oci: { ref: `${REPOSITORY}:${TAG}` },
+          clusterSelector: { matchLabels: { 'modelplane.ai/node-oci': 'yes' } },
+        },
+      });
+      const ready = await eventually(
+        'the cache Ready on cluster-b',
+        () => (reasonOf(hydration(), 'ArtifactReady') === 'Staged' ? hydration() : undefined),
+        {
+          ...WAIT,
+          describe: () => JSON.stringify(getIn(hydration(), 'status')),
+        },
+      );
+      expect(getIn(ready, 'status', 'digest')).toBe(digest);
+      // The resolver's pod ran on the node and succeeded (the Job may be gone inside its TTL: then its result stands for it).
+      const resolverPods = list(CLUSTER, 'pods', REMOTE_NAMESPACE).filter((p) =>
+        (getString(p, 'metadata', 'name') ?? '').includes('-resolve-'),
+      );
+      for (const pod of resolverPods) {
+        expect(getIn(pod, 'spec', 'nodeName')).toBe(nodeOf(CLUSTER));
+        expect(getIn(pod, 'status', 'phase')).toBe('Succeeded');
+      }
     });
-    const ready = await eventually(
-      'the cache Ready on cluster-b',
-      () => (reasonOf(hydration(), 'ArtifactReady') === 'Staged' ? hydration() : undefined),
-      {
-        ...WAIT,
-        describe: () => JSON.stringify(getIn(hydration(), 'status')),
+
+    it(
+      'mounts the image pinned to that digest in the engine pod, which reads every file of it',
+      { timeout: ENGINE_TEST_TIMEOUT },
+      async () => {
+        apply('control-plane', standinReplica(NAMESPACE, REPLICA, CLUSTER, CACHE, ['--model=$(MODELPLANE_MODEL)']));
+        const pod = await servingPod(NAMESPACE, REPLICA, CLUSTER);
+        expect(getIn(pod, 'spec', 'nodeName')).toBe(nodeOf(CLUSTER));
+        const images = asArray(getIn(pod, 'spec', 'volumes'))
+          .filter(isObject)
+          .map((v) => getString(v, 'image', 'reference'))
+          .filter(Boolean);
+        expect(images).toEqual([`${REPOSITORY}@${digest}`]);
+
+        const files = await engineFiles(pod);
+        expect(getIn(files, 'source')).toBe('directory');
+        expect(getString(files, 'model')).toBe(CACHE_MOUNT_PATH);
+        expect(asArray(getIn(files, 'devices'))).toHaveLength(1);
+        expect(readShas(files)).toEqual(HUB_FILE_SHAS);
       },
     );
-    expect(getIn(ready, 'status', 'digest')).toBe(digest);
-    // The resolver's pod ran on the node and succeeded (the Job may be gone inside its TTL: then its result stands for it).
-    const resolverPods = list(CLUSTER, 'pods', REMOTE_NAMESPACE).filter((p) =>
-      (getString(p, 'metadata', 'name') ?? '').includes('-resolve-'),
-    );
-    for (const pod of resolverPods) {
-      expect(getIn(pod, 'spec', 'nodeName')).toBe(nodeOf(CLUSTER));
-      expect(getIn(pod, 'status', 'phase')).toBe('Succeeded');
-    }
-  });
-
-  it(
-    'mounts the image pinned to that digest in the engine pod, which reads every file of it',
-    { timeout: ENGINE_TEST_TIMEOUT },
-    async () => {
-      apply('control-plane', standinReplica(NAMESPACE, REPLICA, CLUSTER, CACHE, ['--model=$(MODELPLANE_MODEL)']));
-      const pod = await servingPod(NAMESPACE, REPLICA, CLUSTER);
-      expect(getIn(pod, 'spec', 'nodeName')).toBe(nodeOf(CLUSTER));
-      const images = asArray(getIn(pod, 'spec', 'volumes'))
-        .filter(isObject)
-        .map((v) => getString(v, 'image', 'reference'))
-        .filter(Boolean);
-      expect(images).toEqual([`${REPOSITORY}@${digest}`]);
-
-      const files = await engineFiles(pod);
-      expect(getIn(files, 'source')).toBe('directory');
-      expect(getString(files, 'model')).toBe(CACHE_MOUNT_PATH);
-      expect(asArray(getIn(files, 'devices'))).toHaveLength(1);
-      expect(readShas(files)).toEqual(HUB_FILE_SHAS);
-    },
-  );
-});
+  },
+);

@@ -28,7 +28,7 @@ import {
 import type { JsonObject } from '#lib';
 import { HUGGINGFACE_HUB_VERSION, artifactOf, hubMarker } from '../../functions/compose-model-cache-hydration/src/huggingface.js';
 import { sha256, type Recorded } from '../support/fake-hub.js';
-import { cacheStaged, PLANE_HAS_NODES as NODES, hub, removeStory, snapshotDir, volumeOnNode } from './hub/client.js';
+import { cacheStaged, hub, removeStory, snapshotDir, volumeOnNode } from './hub/client.js';
 import { HUB_FILES, HUB_REPO, hubRevision } from './hub/repo.js';
 import {
   PYPI_INDEX_URL,
@@ -40,11 +40,8 @@ import {
   inferenceCluster,
   list,
   setInferenceClusterStatus,
+  nodesPlane,
 } from './plane.js';
-
-if (!NODES) {
-  console.log(`nodes-pip.e2e.ts: skipped: the plane in ${STATE_DIR} has no real nodes (\`make e2e\` starts one with them)`);
-}
 
 const NAMESPACE = 'e2e-node-pip';
 const CACHE = 'pip';
@@ -66,90 +63,95 @@ const podsOf = (job: string): JsonObject[] => list(CLUSTER, 'pods', REMOTE, `job
 /** What pypiserver logged since `from` (a byte offset). */
 const pypiLogSince = (from: number): string => readFileSync(PYPI_LOG).subarray(from).toString('utf8');
 
-describe.skipIf(!NODES)('the pip path on a real node: the stock Python image installs huggingface_hub from the plane’s index', () => {
-  let logStart = 0;
-  let job: JsonObject | undefined;
-  let pods: JsonObject[] = [];
+describe.skipIf(!nodesPlane('nodes-pip.e2e.ts'))(
+  'the pip path on a real node: the stock Python image installs huggingface_hub from the plane’s index',
+  () => {
+    let logStart = 0;
+    let job: JsonObject | undefined;
+    let pods: JsonObject[] = [];
 
-  afterAll(() => removeStory(NAMESPACE));
+    afterAll(() => removeStory(NAMESPACE));
 
-  it('stages the cache on the cluster labelled for pip with its Job’s own pod', async () => {
-    expect(getString(condition(getObject(CLUSTER, 'node', `${CLUSTER}-node`), 'Ready') ?? {}, 'status')).toBe('True');
-    logStart = statSync(PYPI_LOG).size;
-    await hub('reset', { method: 'POST' });
-    apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-    apply('control-plane', inferenceCluster(CLUSTER, INSTALL));
-    setInferenceClusterStatus(CLUSTER, {
-      providerConfigRef: { name: CLUSTER },
-      cache: { storageClassName: 'modelplane-rwx', imageVolumes: true },
+    it('stages the cache on the cluster labelled for pip with its Job’s own pod', async () => {
+      expect(getString(condition(getObject(CLUSTER, 'node', `${CLUSTER}-node`), 'Ready') ?? {}, 'status')).toBe('True');
+      logStart = statSync(PYPI_LOG).size;
+      await hub('reset', { method: 'POST' });
+      apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
+      apply('control-plane', inferenceCluster(CLUSTER, INSTALL));
+      setInferenceClusterStatus(CLUSTER, {
+        providerConfigRef: { name: CLUSTER },
+        cache: { storageClassName: 'modelplane-rwx', imageVolumes: true },
+      });
+      apply('control-plane', {
+        apiVersion: 'modelplane.ai/v1alpha1',
+        kind: 'ModelCache',
+        metadata: { name: CACHE, namespace: NAMESPACE },
+        spec: { source: 'HuggingFace', huggingFace: SOURCE, clusterSelector: { matchLabels: INSTALL } },
+      });
+      job = await eventually(
+        `the hydration Job on ${CLUSTER} Complete`,
+        () => {
+          const found = getObject(CLUSTER, 'job', remote.job, REMOTE);
+          return getString(condition(found, 'Complete') ?? {}, 'status') === 'True' ? found : undefined;
+        },
+        {
+          ...WAIT,
+          describe: () =>
+            JSON.stringify({
+              job: getIn(getObject(CLUSTER, 'job', remote.job, REMOTE), 'status'),
+              pods: podsOf(remote.job).map((p) => getIn(p, 'status')),
+              hydration: getIn(
+                getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, CLUSTER), NAMESPACE),
+                'status',
+              ),
+            }),
+        },
+      );
+      pods = podsOf(remote.job);
     });
-    apply('control-plane', {
-      apiVersion: 'modelplane.ai/v1alpha1',
-      kind: 'ModelCache',
-      metadata: { name: CACHE, namespace: NAMESPACE },
-      spec: { source: 'HuggingFace', huggingFace: SOURCE, clusterSelector: { matchLabels: INSTALL } },
+
+    it('ran the stock Python image on the node, with pip from the plane’s index in its command', () => {
+      const container = asArray(getIn(job, 'spec', 'template', 'spec', 'containers')).filter(isObject)[0];
+      expect(getString(container, 'image')).toBe(STOCK_PYTHON_IMAGE);
+      const command = asArray(getIn(container, 'command')).map(String);
+      expect(command.slice(0, 2)).toEqual(['/bin/sh', '-c']);
+      expect(command[2]).toContain(`pip install --quiet --disable-pip-version-check --index-url '${PYPI_INDEX_URL}'`);
+      expect(command[2]).toContain(`'huggingface_hub==${HUGGINGFACE_HUB_VERSION}'`);
+      const pod = pods.find((p) => getIn(p, 'status', 'phase') === 'Succeeded');
+      expect(pod, `a Succeeded pod of ${remote.job}`).toBeDefined();
+      expect(getIn(pod, 'spec', 'nodeName')).toBe(`${CLUSTER}-node`);
+      const [status] = asArray(getIn(pod, 'status', 'containerStatuses')).filter(isObject);
+      // containerd reports the name it resolved: a name without a registry is Docker Hub's library.
+      expect([STOCK_PYTHON_IMAGE, `docker.io/library/${STOCK_PYTHON_IMAGE}`]).toContain(getString(status, 'image'));
+      expect(getIn(status, 'state', 'terminated', 'exitCode')).toBe(0);
     });
-    job = await eventually(
-      `the hydration Job on ${CLUSTER} Complete`,
-      () => {
-        const found = getObject(CLUSTER, 'job', remote.job, REMOTE);
-        return getString(condition(found, 'Complete') ?? {}, 'status') === 'True' ? found : undefined;
-      },
-      {
-        ...WAIT,
-        describe: () =>
-          JSON.stringify({
-            job: getIn(getObject(CLUSTER, 'job', remote.job, REMOTE), 'status'),
-            pods: podsOf(remote.job).map((p) => getIn(p, 'status')),
-            hydration: getIn(
-              getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, CLUSTER), NAMESPACE),
-              'status',
-            ),
-          }),
-      },
-    );
-    pods = podsOf(remote.job);
-  });
 
-  it('ran the stock Python image on the node, with pip from the plane’s index in its command', () => {
-    const container = asArray(getIn(job, 'spec', 'template', 'spec', 'containers')).filter(isObject)[0];
-    expect(getString(container, 'image')).toBe(STOCK_PYTHON_IMAGE);
-    const command = asArray(getIn(container, 'command')).map(String);
-    expect(command.slice(0, 2)).toEqual(['/bin/sh', '-c']);
-    expect(command[2]).toContain(`pip install --quiet --disable-pip-version-check --index-url '${PYPI_INDEX_URL}'`);
-    expect(command[2]).toContain(`'huggingface_hub==${HUGGINGFACE_HUB_VERSION}'`);
-    const pod = pods.find((p) => getIn(p, 'status', 'phase') === 'Succeeded');
-    expect(pod, `a Succeeded pod of ${remote.job}`).toBeDefined();
-    expect(getIn(pod, 'spec', 'nodeName')).toBe(`${CLUSTER}-node`);
-    const [status] = asArray(getIn(pod, 'status', 'containerStatuses')).filter(isObject);
-    // containerd reports the name it resolved: a name without a registry is Docker Hub's library.
-    expect([STOCK_PYTHON_IMAGE, `docker.io/library/${STOCK_PYTHON_IMAGE}`]).toContain(getString(status, 'image'));
-    expect(getIn(status, 'state', 'terminated', 'exitCode')).toBe(0);
-  });
+    it('fetched the pinned huggingface_hub wheel from pypiserver', () => {
+      const log = pypiLogSince(logStart);
+      expect(log).toMatch(/"GET \/simple\/huggingface-hub\/ HTTP\/1\.1" 200/);
+      expect(log).toContain(`"GET /packages/${HUB_WHEEL} HTTP/1.1" 200`);
+    });
 
-  it('fetched the pinned huggingface_hub wheel from pypiserver', () => {
-    const log = pypiLogSince(logStart);
-    expect(log).toMatch(/"GET \/simple\/huggingface-hub\/ HTTP\/1\.1" 200/);
-    expect(log).toContain(`"GET /packages/${HUB_WHEEL} HTTP/1.1" 200`);
-  });
+    it('downloaded from the hub, and the cache is Ready on the cluster', async () => {
+      const requests = (await hub('requests')) as Recorded[];
+      expect(requests.filter((r) => r.method === 'GET' && r.url === `/${HUB_REPO}/resolve/${COMMIT}/model.safetensors`)).not.toHaveLength(
+        0,
+      );
+      const cache = await cacheStaged(NAMESPACE, CACHE, WAIT);
+      expect(getIn(cache, 'status', 'summary', 'ready')).toBe('1/1');
+      const [entry] = asArray(getIn(cache, 'status', 'clusters')).filter(isObject);
+      expect(entry).toMatchObject({ name: CLUSTER, phase: 'Ready' });
+    });
 
-  it('downloaded from the hub, and the cache is Ready on the cluster', async () => {
-    const requests = (await hub('requests')) as Recorded[];
-    expect(requests.filter((r) => r.method === 'GET' && r.url === `/${HUB_REPO}/resolve/${COMMIT}/model.safetensors`)).not.toHaveLength(0);
-    const cache = await cacheStaged(NAMESPACE, CACHE, WAIT);
-    expect(getIn(cache, 'status', 'summary', 'ready')).toBe('1/1');
-    const [entry] = asArray(getIn(cache, 'status', 'clusters')).filter(isObject);
-    expect(entry).toMatchObject({ name: CLUSTER, phase: 'Ready' });
-  });
-
-  it("wrote every file and the marker on the claim, on the node's disk", () => {
-    const { pvc, dir } = volumeOnNode(CLUSTER, remote.pvc);
-    expect(getIn(pvc, 'status', 'phase')).toBe('Bound');
-    expect(dir.startsWith(join(STATE_DIR, 'nodes', CLUSTER, 'volumes'))).toBe(true);
-    const snapshot = snapshotDir(dir, HUB_REPO, COMMIT);
-    expect(readdirSync(snapshot).sort()).toEqual(HUB_FILES.map((f) => f.path).sort());
-    for (const file of HUB_FILES) expect(sha256(readFileSync(join(snapshot, file.path))), file.path).toBe(sha256(file.content));
-    const marker = hubMarker(artifactOf(SOURCE)).slice(HYDRATION_MOUNT_PATH.length + 1);
-    expect(JSON.parse(readFileSync(join(dir, marker), 'utf8')) as JsonObject).toMatchObject({ state: 'Verified', commit: COMMIT });
-  });
-});
+    it("wrote every file and the marker on the claim, on the node's disk", () => {
+      const { pvc, dir } = volumeOnNode(CLUSTER, remote.pvc);
+      expect(getIn(pvc, 'status', 'phase')).toBe('Bound');
+      expect(dir.startsWith(join(STATE_DIR, 'nodes', CLUSTER, 'volumes'))).toBe(true);
+      const snapshot = snapshotDir(dir, HUB_REPO, COMMIT);
+      expect(readdirSync(snapshot).sort()).toEqual(HUB_FILES.map((f) => f.path).sort());
+      for (const file of HUB_FILES) expect(sha256(readFileSync(join(snapshot, file.path))), file.path).toBe(sha256(file.content));
+      const marker = hubMarker(artifactOf(SOURCE)).slice(HYDRATION_MOUNT_PATH.length + 1);
+      expect(JSON.parse(readFileSync(join(dir, marker), 'utf8')) as JsonObject).toMatchObject({ state: 'Verified', commit: COMMIT });
+    });
+  },
+);

@@ -21,7 +21,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { CACHE_MOUNT_PATH, REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject } from '#lib';
 import type { JsonObject } from '#lib';
 import { sha256, type Recorded } from '../support/fake-hub.js';
-import { PLANE_HAS_NODES, hub, setFaults, snapshotDir, volumeOnNode } from './hub/client.js';
+import { hub, setFaults, snapshotDir, volumeOnNode } from './hub/client.js';
 import {
   ENGINE_TEST_TIMEOUT,
   ENGINE_WAIT as WAIT,
@@ -40,7 +40,7 @@ import {
   standinReplica,
 } from './hub/engine.js';
 import { HUB_REPO, hubRevision } from './hub/repo.js';
-import { apply, clusterEntry, condition, engineDeployments, eventually, getObject, kubectlOk, reasonOf } from './plane.js';
+import { apply, clusterEntry, condition, engineDeployments, eventually, getObject, kubectlOk, reasonOf, nodesPlane } from './plane.js';
 
 const NAMESPACE = 'e2e-node-serving';
 const CACHE = 'served';
@@ -83,7 +83,7 @@ function whatExists(): Existing {
   return { claim: getString(pvc, 'metadata', 'uid') ?? 'gone', pods, files };
 }
 
-describe.skipIf(!PLANE_HAS_NODES)(
+describe.skipIf(!nodesPlane('nodes-serving.e2e.ts'))(
   'real pods on real nodes: an engine with a DRA device reads the staged model through the mount contract',
   () => {
     afterAll(async () => {

@@ -27,7 +27,7 @@ import {
 import type { JsonObject } from '#lib';
 import { artifactOf, hubMarker } from '../../functions/compose-model-cache-hydration/src/huggingface.js';
 import { sha256, type Recorded } from '../support/fake-hub.js';
-import { cacheStaged, PLANE_HAS_NODES as NODES, hub, removeStory, snapshotDir, volumeOnNode } from './hub/client.js';
+import { cacheStaged, hub, removeStory, snapshotDir, volumeOnNode } from './hub/client.js';
 import { HUB_FILES, HUB_GATED_REPO, HUB_TOKEN, hubRevision } from './hub/repo.js';
 import {
   E2E_HF_TOKEN,
@@ -46,11 +46,8 @@ import {
   setInferenceClusterStatus,
   tokenLeft,
   type ApiServer,
+  nodesPlane,
 } from './plane.js';
-
-if (!NODES) {
-  console.log(`nodes.e2e.ts: skipped: the plane in ${STATE_DIR} has no real nodes (\`make e2e E2E=nodes\` starts one with them)`);
-}
 
 const NAMESPACE = 'e2e-nodes';
 const CACHE = 'tiny';
@@ -83,7 +80,7 @@ function managersOf(object: JsonObject | undefined, ...path: string[]): JsonObje
     .filter((entry) => getIn(entry, 'fieldsV1', ...path.map((p) => `f:${p}`)) !== undefined);
 }
 
-describe.skipIf(!NODES)('real pods on real nodes: a gated HuggingFace cache staged by its own Jobs', () => {
+describe.skipIf(!nodesPlane('nodes.e2e.ts'))('real pods on real nodes: a gated HuggingFace cache staged by its own Jobs', () => {
   /** What each cluster's Job and pod showed when its Job completed (the TTL removes them three minutes later). */
   const seen: Record<string, { job: JsonObject; pods: JsonObject[] }> = {};
 

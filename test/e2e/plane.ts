@@ -31,12 +31,6 @@ export const REGISTRY = { push: '127.0.0.1:15000', pull: '10.209.255.1:15000' } 
 export const HUB_ENDPOINT = 'http://10.209.255.1:15080';
 export type ApiServer = 'control-plane' | (typeof WORKLOAD_CLUSTERS)[number];
 
-/**
- * A step's own timeout (vitest's `it` option) when it waits on real controllers' clocks: a claim held by a finished
- * Job's pod until the Job's TTL (180 s), a Job failed only after the kubelet's restarts, an engine pod started.
- */
-export const LONG_STEP = 600_000;
-
 /** `make up` leaves each node's pids in its state directory; MODELPLANE_UP_NODES=0 starts no node. */
 export const PLANE_HAS_NODES = WORKLOAD_CLUSTERS.every((cluster) => existsSync(join(STATE_DIR, 'nodes', cluster, 'pids')));
 
@@ -272,6 +266,9 @@ export const engineTemplate = (image: string, args: string[]): JsonObject => ({
 });
 
 /** A ModelReplica serving one Standalone vLLM engine on one GPU, from a cache, on one cluster. */
+/** The node pool standaloneReplica's engine names unless told otherwise (its nodePoolName). */
+export const DEFAULT_POOL = 'a100';
+
 export function standaloneReplica(
   namespace: string,
   name: string,
@@ -281,7 +278,7 @@ export function standaloneReplica(
 ): JsonObject {
   const standalone = {
     role: 'Standalone',
-    nodePoolName: member.nodePoolName ?? 'a100',
+    nodePoolName: member.nodePoolName ?? DEFAULT_POOL,
     deviceRequests: [{ name: 'gpu', deviceClassName: member.deviceClassName ?? 'gpu.nvidia.com', count: 1 }],
     template: engineTemplate(member.image ?? 'vllm/vllm-openai:v0.11.0', member.args ?? ['--model=$(MODELPLANE_MODEL)']),
   };

@@ -33,6 +33,7 @@ import {
   type JsonObject,
 } from '#lib';
 import { parse as parseYaml } from 'yaml';
+import { ENGINE_TEST_TIMEOUT, ENGINE_WAIT } from './hub/engine.js';
 import { REPO_ROOT } from '../support/server.js';
 import {
   apply,
@@ -46,7 +47,6 @@ import {
   nodesPlane,
   PYPI_INDEX_URL,
   HUB_ENDPOINT,
-  LONG_STEP,
 } from './plane.js';
 
 const NAMESPACE = 'e2e-settings';
@@ -120,7 +120,7 @@ describe.skipIf(!nodesPlane('settings.e2e.ts'))('settings on a real control plan
 
   it(
     'stages a cache in the team namespace, through the mirror, creating the namespace without a Delete policy',
-    { timeout: LONG_STEP },
+    { timeout: ENGINE_TEST_TIMEOUT },
     async () => {
       apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
       apply('control-plane', {
@@ -163,7 +163,7 @@ describe.skipIf(!nodesPlane('settings.e2e.ts'))('settings on a real control plan
         'the cache Ready',
         () => (getString(xr('mirrored') ?? {}, 'status', 'phase') === 'Ready' ? xr('mirrored') : undefined),
         {
-          timeoutMs: 300_000,
+          ...ENGINE_WAIT,
           describe: describeXr('mirrored'),
         },
       );
@@ -173,12 +173,12 @@ describe.skipIf(!nodesPlane('settings.e2e.ts'))('settings on a real control plan
     },
   );
 
-  it('leaves the namespace when the cache is deleted', { timeout: LONG_STEP }, async () => {
+  it('leaves the namespace when the cache is deleted', { timeout: ENGINE_TEST_TIMEOUT }, async () => {
     kubectlOk('control-plane', ['delete', 'modelcachehydration', `mirrored-${CLUSTER}`, '-n', NAMESPACE, '--wait=false']);
     // The claim's Object goes once the claim does, and the finished Job's pod holds the claim until the Job's TTL
     // (180 s after it completed) removes both.
     await eventually('the XR and its Objects gone', () => xr('mirrored') === undefined && objectsOf('mirrored').length === 0, {
-      timeoutMs: 300_000,
+      ...ENGINE_WAIT,
       describe: describeXr('mirrored'),
     });
     // provider-kubernetes deleted what had Delete (the claim) and only removed its Object for the namespace.

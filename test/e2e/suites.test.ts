@@ -39,8 +39,9 @@ describe('the e2e stories and their planes', () => {
     expect(source(story)).toMatch(new RegExp(`describe\\.skipIf\\(!(standInPlane\\('${story}\\.e2e\\.ts'\\)|STAND_IN)\\)`));
   });
 
-  it.each(NODES)('%s never calls the kubelet stand-in', (story) => {
+  it.each(NODES)('%s runs real pods: it never calls the kubelet stand-in, and skips itself on a plane without nodes', (story) => {
     expect(source(story)).not.toMatch(/\bkubelet\(/);
+    expect(source(story)).toMatch(new RegExp(`describe\\.skipIf\\(!nodesPlane\\('${story}\\.e2e\\.ts'\\)\\)`));
   });
 });
 

@@ -49,10 +49,10 @@ import {
   standaloneReplica,
   type ApiServer,
   nodesPlane,
-  LONG_STEP,
+  DEFAULT_POOL,
 } from './plane.js';
 import { setFaults } from './hub/client.js';
-import { nodeOf } from './hub/engine.js';
+import { ENGINE_TEST_TIMEOUT, ENGINE_WAIT, joinPool, leavePool } from './hub/engine.js';
 import { HUB_RELEASE_TAG, HUB_WALKTHROUGH_REPO, hubReleaseRevision, hubRevision } from './hub/repo.js';
 
 const REMOTE = REMOTE_NAMESPACE;
@@ -90,8 +90,6 @@ const KINDS = [
 ] as const;
 type Kind = (typeof KINDS)[number];
 const STEP_WAIT = { timeoutMs: 180_000 };
-/** The pool standaloneReplica's engines select (nodePoolName a100), as a node label. */
-const POOL = 'modelplane.ai/pool=a100';
 
 const cacheOwner = (team: Team): Owner => ({ kind: 'ModelCache', namespace: team, name: CACHE });
 const replicaOwner = (team: Team): Owner => ({ kind: 'ModelReplica', namespace: team, name: REPLICA });
@@ -199,7 +197,7 @@ function envOf(object: JsonObject, container: string): JsonObject[] {
 describe.skipIf(!nodesPlane('teams.e2e.ts'))("two teams' caches and replicas of one name, on the same clusters", () => {
   afterAll(async () => {
     await setFaults({});
-    kubectl(CLUSTERS[SERVING], ['label', 'node', nodeOf(CLUSTERS[SERVING]), 'modelplane.ai/pool-']);
+    leavePool(CLUSTERS[SERVING]);
     for (const team of TEAM_NAMES) kubectl('control-plane', ['delete', 'modelreplicas,modelcaches', '--all', '-n', team, '--wait=false']);
     await eventually(
       'every XR gone',
@@ -218,7 +216,7 @@ describe.skipIf(!nodesPlane('teams.e2e.ts'))("two teams' caches and replicas of 
 
   it('stages each team its own claim, Job and token Secret on both clusters', async () => {
     await setFaults({ hold: 'model.safetensors', repo: HUB_WALKTHROUGH_REPO });
-    kubectlOk(CLUSTERS[SERVING], ['label', 'node', nodeOf(CLUSTERS[SERVING]), POOL, '--overwrite']);
+    joinPool(CLUSTERS[SERVING], DEFAULT_POOL);
     for (const [name, cluster] of Object.entries(CLUSTERS)) {
       apply('control-plane', inferenceCluster(name, SELECTOR));
       setInferenceClusterStatus(name, { providerConfigRef: { name: cluster }, cache: { storageClassName: 'modelplane-rwx' } });
@@ -275,7 +273,7 @@ describe.skipIf(!nodesPlane('teams.e2e.ts'))("two teams' caches and replicas of 
 
   it(
     "serves each team's replica on the same cluster from its own team's claim, once its own cache is Ready",
-    { timeout: LONG_STEP },
+    { timeout: ENGINE_TEST_TIMEOUT },
     async () => {
       // Each team's Job pod at the held weights, on its claim the provisioner bound; then the hub lets them finish.
       for (const name of Object.keys(CLUSTERS)) {
@@ -305,7 +303,7 @@ describe.skipIf(!nodesPlane('teams.e2e.ts'))("two teams' caches and replicas of 
       // Both teams' engine pods (the vLLM stand-in, one fake GPU each) and endpoint pickers run on the node.
       for (const team of TEAM_NAMES)
         await eventually(`${team}'s replica Serving`, () => reasonOf(replicaOf(team), 'ModelReady') === 'Serving', {
-          timeoutMs: 300_000,
+          ...ENGINE_WAIT,
           describe: () => JSON.stringify(getIn(replicaOf(team), 'status', 'conditions')),
         });
 
@@ -374,22 +372,26 @@ describe.skipIf(!nodesPlane('teams.e2e.ts'))("two teams' caches and replicas of 
     for (const team of TEAM_NAMES) expect(reasonOf(replicaOf(team), 'ModelReady')).toBe('Serving');
   });
 
-  it("leaves one team's remote objects untouched when the other team's replica and cache are deleted", { timeout: LONG_STEP }, async () => {
-    const before = Object.fromEntries(WORKLOADS.map((cluster) => [cluster, fingerprint(inventory(cluster)[TEAM_A])]));
-    kubectlOk('control-plane', ['delete', 'modelreplica', REPLICA, '-n', TEAM_B, '--wait=true', '--timeout=120s']);
-    // The replica's Usage of its cache can outlive it by a moment; until it goes, the webhook refuses the cache's deletion.
-    await eventually(`${TEAM_B}'s Usage gone`, () => list('control-plane', 'usages.protection.crossplane.io', TEAM_B).length === 0);
-    kubectlOk('control-plane', ['delete', 'modelcache', CACHE, '-n', TEAM_B, '--wait=true', '--timeout=120s']);
-    for (const cluster of WORKLOADS)
-      // Jobs aside: a Job is orphaned, never deleted, and its TTL ends it and what it owns. The claim goes once
-      // nothing holds it: the finished Job's pod does until that TTL (180 s).
-      await eventually(`${TEAM_B}'s objects gone from ${cluster}`, () => inventory(cluster)[TEAM_B].every(leftToJobTtl), {
-        timeoutMs: 300_000,
-        describe: () => names(inventory(cluster)[TEAM_B].map((r) => r.object)).join(', '),
-      });
-    for (const cluster of WORKLOADS)
-      expect(fingerprint(inventory(cluster)[TEAM_A]), `${cluster}: ${TEAM_A}'s objects`).toEqual(before[cluster]);
-    expect(reasonOf(replicaOf(TEAM_A), 'ModelReady')).toBe('Serving');
-    expect(getIn(cacheOf(TEAM_A), 'status', 'summary', 'ready')).toBe('2/2');
-  });
+  it(
+    "leaves one team's remote objects untouched when the other team's replica and cache are deleted",
+    { timeout: ENGINE_TEST_TIMEOUT },
+    async () => {
+      const before = Object.fromEntries(WORKLOADS.map((cluster) => [cluster, fingerprint(inventory(cluster)[TEAM_A])]));
+      kubectlOk('control-plane', ['delete', 'modelreplica', REPLICA, '-n', TEAM_B, '--wait=true', '--timeout=120s']);
+      // The replica's Usage of its cache can outlive it by a moment; until it goes, the webhook refuses the cache's deletion.
+      await eventually(`${TEAM_B}'s Usage gone`, () => list('control-plane', 'usages.protection.crossplane.io', TEAM_B).length === 0);
+      kubectlOk('control-plane', ['delete', 'modelcache', CACHE, '-n', TEAM_B, '--wait=true', '--timeout=120s']);
+      for (const cluster of WORKLOADS)
+        // Jobs aside: a Job is orphaned, never deleted, and its TTL ends it and what it owns. The claim goes once
+        // nothing holds it: the finished Job's pod does until that TTL (180 s).
+        await eventually(`${TEAM_B}'s objects gone from ${cluster}`, () => inventory(cluster)[TEAM_B].every(leftToJobTtl), {
+          ...ENGINE_WAIT,
+          describe: () => names(inventory(cluster)[TEAM_B].map((r) => r.object)).join(', '),
+        });
+      for (const cluster of WORKLOADS)
+        expect(fingerprint(inventory(cluster)[TEAM_A]), `${cluster}: ${TEAM_A}'s objects`).toEqual(before[cluster]);
+      expect(reasonOf(replicaOf(TEAM_A), 'ModelReady')).toBe('Serving');
+      expect(getIn(cacheOf(TEAM_A), 'status', 'summary', 'ready')).toBe('2/2');
+    },
+  );
 });

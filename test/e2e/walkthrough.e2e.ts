@@ -48,12 +48,11 @@ import { REPO_ROOT } from '../support/server.js';
 import { readYamlObject, readYamlStream } from '../render/yaml.js';
 import { sha256 } from '../support/fake-hub.js';
 import { asShown, checkOrUpdate } from './excerpts.js';
-import { PLANE_HAS_NODES, clusterClients, hub, setFaults, snapshotDir, volumeOnNode } from './hub/client.js';
-import { HUB_FILE_SHAS, engineFiles, readShas } from './hub/engine.js';
+import { clusterClients, hub, setFaults, snapshotDir, volumeOnNode } from './hub/client.js';
+import { HUB_FILE_SHAS, engineFiles, joinPool, leavePool, nodeOf, readShas } from './hub/engine.js';
 import { HUB_FILES, HUB_WALKTHROUGH_REPO, hubRevision } from './hub/repo.js';
 import {
   type ApiServer,
-  STATE_DIR,
   clusterEntry,
   conditionTrue,
   eventually,
@@ -68,15 +67,11 @@ import {
   setInferenceClusterStatus,
   settled,
   tokenLeft,
+  nodesPlane,
 } from './plane.js';
 
 const DOC = join(REPO_ROOT, 'docs', 'walkthrough.md');
 
-if (!PLANE_HAS_NODES) {
-  console.log(
-    `walkthrough.e2e.ts: skipped: the plane in ${STATE_DIR} has no real nodes, and docs/walkthrough.md shows a run on them (\`make e2e E2E=walkthrough\`)`,
-  );
-}
 const NAMESPACE = 'ml-team';
 const REMOTE = REMOTE_NAMESPACE;
 const CACHE = 'qwen';
@@ -290,8 +285,8 @@ function leftovers(): string[] {
 }
 
 /** The node the replica's pool label puts its engine on (examples/model-replica/cache-ready: nodePoolName a100). */
-const REPLICA_NODE = `${WORKLOAD[US_EAST]}-node`;
-const POOL = 'modelplane.ai/pool=a100';
+const REPLICA_NODE = nodeOf(WORKLOAD[US_EAST]);
+const POOL = 'a100';
 
 /** The pods of the story's Job on a cluster (the Job controller labels them job-name). */
 const jobPods = (cluster: Cluster): JsonObject[] => list(WORKLOAD[cluster], 'pods', REMOTE, `job-name=${REMOTE_NAMES.job}`);
@@ -357,7 +352,7 @@ function faults(options: { hold: boolean; refuse: boolean }): Promise<unknown> {
 
 // --- the story ----------------------------------------------------------------
 
-describe.skipIf(!PLANE_HAS_NODES)(
+describe.skipIf(!nodesPlane('walkthrough.e2e.ts'))(
   'walkthrough on real nodes: one ModelCache over three clusters, one failing and recovering, and a replica that waits for it',
   () => {
     let failedJobUid = '';
@@ -377,7 +372,7 @@ describe.skipIf(!PLANE_HAS_NODES)(
       await hub('reset', { method: 'POST' });
       // The weights wait until step 4 lets them go: step 1 to 3 look at the downloads in flight.
       await faults({ hold: true, refuse: false });
-      kubectlOk(WORKLOAD[US_EAST], ['label', 'node', REPLICA_NODE, POOL, '--overwrite']);
+      joinPool(WORKLOAD[US_EAST], POOL);
       createdNamespace = kubectl('control-plane', ['get', 'namespace', NAMESPACE]).code !== 0;
       applyServerSide('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
       for (const cluster of inferenceClusters) applyServerSide('control-plane', withoutStatus(cluster));
@@ -405,7 +400,7 @@ describe.skipIf(!PLANE_HAS_NODES)(
       kubectl('control-plane', ['delete', 'secret', getString(tokenSecret, 'metadata', 'name')!, '-n', NAMESPACE, '--ignore-not-found']);
       kubectl('control-plane', ['delete', 'inferenceclusters', ...CLUSTERS, '--ignore-not-found']);
       if (createdNamespace) kubectl('control-plane', ['delete', 'namespace', NAMESPACE, '--wait=false']);
-      kubectl(WORKLOAD[US_EAST], ['label', 'node', REPLICA_NODE, 'modelplane.ai/pool-']);
+      leavePool(WORKLOAD[US_EAST]);
       await eventually('nothing of the story left on the workload clusters', () => leftovers().length === 0, {
         timeoutMs: 180_000,
         describe: () => leftovers().join(', '),

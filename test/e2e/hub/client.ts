@@ -8,8 +8,6 @@ import type { Faults } from '../../support/fake-hub.js';
 import { WORKLOAD_CLUSTERS, eventually, getObject, kubectl, list, reasonOf, type ApiServer } from '../plane.js';
 import { HUB_PORT } from './repo.js';
 
-export { PLANE_HAS_NODES } from '../plane.js';
-
 const HUB = `http://127.0.0.1:${HUB_PORT}`;
 
 /** One of the hub's controls: GET requests, POST reset, PUT faults. */

@@ -33,18 +33,31 @@ type Cluster = Exclude<ApiServer, 'control-plane'>;
 export const ENGINE_POOL = 'e2e-standin';
 /** The DeviceClass dra-example-driver publishes its fake GPUs under (node.sh). */
 export const FAKE_GPU_CLASS = 'gpu.example.com';
-/** A Job's pod, an image pull, an engine's start and its readiness probe (30 s before its first try). */
+/**
+ * What real pods take on the nodes: a Job's pod run to its end (or through the kubelet's restarts to a failed Job), an
+ * image pull, an engine's start and its readiness probe (30 s before its first try), a claim held by a finished Job's
+ * pod until the Job's TTL (180 s) removes it.
+ */
 export const ENGINE_WAIT = { timeoutMs: 300_000 };
-/** A test that waits for the engine pod and then for Serving holds both waits, so a stall ends in their sentence. */
+/** A test that holds two such waits (the engine pod, then Serving), so a stall ends in their sentence, not vitest's. */
 export const ENGINE_TEST_TIMEOUT = 2 * ENGINE_WAIT.timeoutMs + 60_000;
 /** What the stand-in must have read: the hub repository's files by sha256. */
 export const HUB_FILE_SHAS: Record<string, string> = Object.fromEntries(HUB_FILES.map((f) => [f.path, sha256(f.content)]));
 
 export const nodeOf = (cluster: Cluster): string => `${cluster}-node`;
 
+/** The cluster's node in a node pool (the label a replica's nodePoolName selects), as the pool's nodes are. */
+export const joinPool = (cluster: Cluster, pool: string): void => {
+  kubectlOk(cluster, ['label', 'node', nodeOf(cluster), `modelplane.ai/pool=${pool}`, '--overwrite']);
+};
+/** The cluster's node out of every pool. */
+export const leavePool = (cluster: Cluster): void => {
+  kubectl(cluster, ['label', 'node', nodeOf(cluster), 'modelplane.ai/pool-']);
+};
+
 /** The story's namespace, its cluster's node in the pool, and its InferenceCluster labelled `label: yes`. */
 export function openStory(namespace: string, cluster: Cluster, label: string): void {
-  kubectlOk(cluster, ['label', 'node', nodeOf(cluster), `modelplane.ai/pool=${ENGINE_POOL}`, '--overwrite']);
+  joinPool(cluster, ENGINE_POOL);
   apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
   apply('control-plane', inferenceCluster(cluster, { [label]: 'yes' }));
   setInferenceClusterStatus(cluster, {
@@ -58,7 +71,7 @@ export async function closeStory(namespace: string, replica: string, cluster: Cl
   kubectl('control-plane', ['delete', 'modelreplica', replica, '-n', namespace, '--wait=false']);
   await eventually('the replica gone', () => list('control-plane', 'modelreplicas', namespace).length === 0, { timeoutMs: 180_000 });
   await removeStory(namespace);
-  kubectl(cluster, ['label', 'node', nodeOf(cluster), 'modelplane.ai/pool-']);
+  leavePool(cluster);
 }
 
 /** A replica whose one engine is the vLLM stand-in with one fake GPU, in the stories' pool. */
