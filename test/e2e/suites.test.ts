@@ -31,6 +31,11 @@ describe('the e2e stories and their planes', () => {
     expect([...NODES, ...STANDIN].sort()).toEqual(STORIES);
   });
 
+  it('is what docs/nodes.md says make e2e runs', () => {
+    const page = readFileSync(join(REPO_ROOT, 'docs', 'nodes.md'), 'utf8');
+    expect(/# = make e2e E2E="([^"]+)"/.exec(page)?.[1]?.split(' ')).toEqual(NODES);
+  });
+
   it('runs the compat story (CI, on the oldest Crossplane) on real nodes', () => {
     expect(NODES).toContain(listed('E2E_COMPAT')[0]);
   });

@@ -5,7 +5,8 @@
 # `make demo` there. It passes when the demo ends as it says it does: the
 # tools and plane steps printed, each cluster's staging shown, the cache
 # Ready, the replica serving and its engine pod's own words about the files
-# it read, and how to stop it; then `make down` stops the plane. Uses the plane's fixed ports: run it under the plane lock.
+# it read, and how to stop it; then `make down` stops the plane. Uses the
+# plane's fixed ports: run it under the plane lock.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/modelplane-newcomer.XXXXXX")"
