@@ -11,7 +11,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../support/server.js';
 
 const STATE = mkdtempSync(join(tmpdir(), 'refusals-'));
-afterAll(() => { rmSync(STATE, { recursive: true, force: true }); });
+afterAll(() => {
+  rmSync(STATE, { recursive: true, force: true });
+});
 
 /** A user other than root, when this runs as root and that user can read the scripts (as `nobody` would run them). */
 const NOBODY = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
