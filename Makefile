@@ -239,8 +239,8 @@ node-check: tools ## Run one real node on a throwaway API server and check pods,
 # (docs/crossplane-versions.md). `make e2e-standin`: the stories that still
 # play the stand-in kubelet (test/e2e/workload-kubelet.sh), on a plane
 # without nodes, where no real controller undoes what it writes.
-E2E_NODES := walkthrough lifecycle teams settings nodes nodes-faults nodes-serving nodes-claim nodes-oci nodes-pip nodes-lws
-E2E_STANDIN := progress safety serving-shapes capture fleet faults
+E2E_NODES := walkthrough lifecycle teams settings nodes nodes-faults nodes-serving nodes-claim nodes-oci nodes-pip nodes-lws fleet
+E2E_STANDIN := progress safety serving-shapes capture faults
 E2E ?= $(if $(filter 0,$(MODELPLANE_UP_NODES)),$(E2E_STANDIN),$(E2E_NODES))
 E2E_COMPAT := lifecycle
 E2E_FILES := $(foreach name,$(if $(filter compat,$(E2E)),$(E2E_COMPAT) $(filter-out compat,$(E2E)),$(E2E)),test/e2e/$(name).e2e.ts)

@@ -1,8 +1,9 @@
 // One fleet run on the live `make up` plane: N simulated clusters, one
-// HuggingFace ModelCache selecting them all, timed from apply to Ready (the
-// stand-in binding claims and completing Jobs), measured at rest, deleted.
-// `make bench-fleet` (bench/fleet/run.ts) runs it per N on production clocks;
-// test/e2e/fleet.e2e.ts runs it at N = 3 on the e2e's own clocks.
+// HuggingFace ModelCache selecting them all, timed from apply to Ready,
+// measured at rest, deleted. `make bench-fleet` (bench/fleet/run.ts) runs it
+// per N on production clocks, the stand-in binding claims and completing
+// Jobs; test/e2e/fleet.e2e.ts runs it at N = 3 on the e2e's own clocks and
+// real nodes, whose pods download (standin.ts: the stand-in and the watch).
 
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -54,7 +55,7 @@ import {
   type FunctionCalls,
   type Rate,
 } from './measure.js';
-import { StandIn, jobFinished } from './standin.js';
+import { JobWatch, StandIn, jobFinished } from './standin.js';
 
 export const CROSSPLANE_METRICS = 'http://127.0.0.1:17080/metrics';
 export const FUNCTIONS = ['compose-model-cache', 'compose-model-cache-hydration', 'compose-model-replica'] as const;
@@ -122,6 +123,8 @@ export interface FleetOptions {
   convergeTimeoutSeconds: number;
   goneTimeoutSeconds: number;
   pollMs: number;
+  /** What completes the Jobs: the batched stand-in (a plane without nodes) or the nodes' own pods, only watched. */
+  jobs: 'stand-in' | 'nodes';
   log: (line: string) => void;
 }
 
@@ -174,7 +177,8 @@ export interface FleetResult {
   functions: Record<string, FunctionCalls>;
   /** Delete → gone; finished Jobs left to the TTL controller (ttlSecondsAfterFinished) are counted apart, not as left, and what they own goes with them. */
   delete: { seconds?: number; left?: string; jobsLeftToTtl: number; reappeared: boolean };
-  standIn: { claimsBound: number; jobsCompleted: number; errors: number; lastError: string };
+  /** Who completed the Jobs (the committed runs name this `standIn`: it was always the stand-in then). */
+  jobs: { by: 'stand-in' | 'nodes'; claimsBound: number; jobsCompleted: number; errors: number; lastError: string };
 }
 
 /** CPU seconds so far of each component up.sh started (by /proc; the pids file names them). */
@@ -379,12 +383,12 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
   await setUp(plane, rig, log);
   const setupSeconds = seconds(setupStart, Date.now())!;
 
-  const standIn = new StandIn(plane.workloads, rig);
+  const jobs = options.jobs === 'nodes' ? new JobWatch(plane.workloads, rig) : new StandIn(plane.workloads, rig);
   const cpuAtApply = cpuSnapshot(plane.stateDir);
   const writesAtApply = await writesOf(plane.control);
   const t0 = Date.now();
   await applyObject(plane.control, modelCache(rig), 'modelcaches');
-  standIn.start();
+  jobs.start();
   log(`applied ModelCache ${ns}/${rig.cache} selecting ${n} clusters`);
 
   const hydrationNames = new Set(rig.clusters.map((c) => c.hydration));
@@ -427,7 +431,7 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
       ready = condition(cache, 'Ready')?.['status'] === 'True' && summary['ready'] === `${n}/${n}`;
       if (ready) tReady = Date.now();
       log(
-        `${seconds(t0, Date.now())} s: ${progress}, ${standIn.completed.size}/${n} Jobs completed, cache ready ${text(summary['ready']) || '-'}`,
+        `${seconds(t0, Date.now())} s: ${progress}, ${jobs.completed.size}/${n} Jobs completed, cache ready ${text(summary['ready']) || '-'}`,
       );
     } catch (error) {
       // The plane too busy to answer even after the client's retries: say so, poll again.
@@ -435,8 +439,8 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
     }
     if (!ready) await sleep(options.pollMs);
   }
-  await standIn.stop();
-  const tLastJob = standIn.lastCompletedAt(n);
+  await jobs.stop();
+  const tLastJob = jobs.lastCompletedAt(n);
   const cpuAtReady = cpuSnapshot(plane.stateDir);
   const convergeSeconds = (Date.now() - t0) / 1000;
   const atReady = await crossplaneCounters();
@@ -445,7 +449,7 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
   const summary = ((cache?.['status'] as Json | undefined)?.['summary'] as Json | undefined) ?? {};
   const timedOut =
     tReady === undefined
-      ? `after ${options.convergeTimeoutSeconds} s: ${progress}, ${standIn.completed.size}/${n} Jobs completed, summary ${JSON.stringify(summary)}`
+      ? `after ${options.convergeTimeoutSeconds} s: ${progress}, ${jobs.completed.size}/${n} Jobs completed, summary ${JSON.stringify(summary)}`
       : undefined;
   if (timedOut) log(`gave up ${timedOut}`);
 
@@ -556,11 +560,12 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
     largest,
     functions,
     delete: { seconds: seconds(tDelete, tGone), ...(left ? { left } : {}), jobsLeftToTtl, reappeared },
-    standIn: {
-      claimsBound: standIn.bound.size,
-      jobsCompleted: standIn.completed.size,
-      errors: standIn.errors,
-      lastError: standIn.lastError.slice(0, 300),
+    jobs: {
+      by: jobs.by,
+      claimsBound: jobs.bound.size,
+      jobsCompleted: jobs.completed.size,
+      errors: jobs.errors,
+      lastError: jobs.lastError.slice(0, 300),
     },
   };
 }

@@ -58,6 +58,7 @@ try {
       convergeTimeoutSeconds: convergeMinutes * 60,
       goneTimeoutSeconds: 600,
       pollMs: 5000,
+      jobs: 'stand-in',
       log,
     });
     results.push(result);

@@ -1,13 +1,14 @@
-// THE STAND-IN, batched for a fleet: what test/e2e/workload-kubelet.sh's
-// `bind-claims` and `complete-job` do, for every simulated cluster at once.
-// A workload cluster of `make up` is a bare kube-apiserver (no kubelet, no
-// scheduler, no volume or Job controllers), so nothing would ever bind a
-// claim or run a Job's pod. This writes the status those controllers would
-// write, through the real API server, which validates it. One loop per
-// workload API server lists the cache's claims and Jobs across all its
-// namespaces (by the cache's label), binds every Pending claim, and completes
-// every unfinished Job whose claim is Bound. Nothing else of the plane is
-// simulated.
+// What completes the fleet's Jobs, two ways. On a plane without nodes (the
+// benchmark's: a workload cluster of `make up` is then a bare kube-apiserver,
+// with no kubelet, scheduler, volume or Job controllers), THE STAND-IN:
+// what test/e2e/workload-kubelet.sh's `bind-claims` and `complete-job` do,
+// batched for every simulated cluster at once. It writes the status those
+// controllers would, through the real API server, which validates it; nothing
+// else of the plane is simulated. On a plane with real nodes (the e2e's),
+// the WATCH: the clusters' own provisioner and Job controller do the work,
+// the Jobs' pods download from the plane's hub, and this only records what
+// they did and when. Either way one loop per workload API server lists the
+// cache's claims and Jobs across all its namespaces (by the cache's label).
 
 import { LABEL_MODELCACHE } from '#lib';
 import { listAll, mapLimit, patchStatus, type Json, type Kube } from './kube.js';
@@ -65,8 +66,11 @@ export function completedJobStatus(at: Date): Json {
   };
 }
 
-export class StandIn {
-  /** When each Job was completed (ms since the epoch), by `<server>/<namespace>/<job>`. */
+/** One loop per workload API server over the cache's claims and Jobs; what a pass does is the subclass's. */
+export abstract class FleetJobs {
+  /** What drives the Jobs, as the benchmark's result names it. */
+  abstract readonly by: 'stand-in' | 'nodes';
+  /** When each Job completed (ms since the epoch), by `<server>/<namespace>/<job>`. */
   readonly completed = new Map<string, number>();
   readonly bound = new Set<string>();
   errors = 0;
@@ -78,7 +82,7 @@ export class StandIn {
     private readonly servers: ReadonlyMap<WorkloadServer, Kube>,
     private readonly rig: Rig,
     private readonly everyMs = 2000,
-    private readonly inFlight = 8,
+    protected readonly inFlight = 8,
   ) {}
 
   /** Start one loop per workload API server. */
@@ -109,11 +113,32 @@ export class StandIn {
     }
   }
 
-  /** One pass over one server: bind what is Pending, then complete what can run. */
-  async sweep(server: WorkloadServer, kube: Kube, namespaces: ReadonlySet<string>): Promise<void> {
+  /** The cache's claims and Jobs on one server, in the rig's namespaces there. */
+  protected async ours(kube: Kube, namespaces: ReadonlySet<string>): Promise<{ claims: Obj[]; jobs: Obj[] }> {
     const query = { labelSelector: `${LABEL_MODELCACHE}=${this.rig.cache}` };
-    const ours = (o: Obj): boolean => namespaces.has(nsOf(o));
-    const claims = (await listAll(kube, '/api/v1/persistentvolumeclaims', query)).filter(ours);
+    const inRig = (o: Obj): boolean => namespaces.has(nsOf(o));
+    return {
+      claims: (await listAll(kube, '/api/v1/persistentvolumeclaims', query)).filter(inRig),
+      jobs: (await listAll(kube, '/apis/batch/v1/jobs', query)).filter(inRig),
+    };
+  }
+
+  protected abstract sweep(server: WorkloadServer, kube: Kube, namespaces: ReadonlySet<string>): Promise<void>;
+
+  /** When the last Job completed, once `count` have. */
+  lastCompletedAt(count: number): number | undefined {
+    if (this.completed.size < count) return undefined;
+    return Math.max(...this.completed.values());
+  }
+}
+
+/** The batched stand-in, for a plane without nodes: binds every Pending claim, completes every Job whose claim is Bound. */
+export class StandIn extends FleetJobs {
+  readonly by = 'stand-in';
+
+  /** One pass over one server: bind what is Pending, then complete what can run. */
+  protected async sweep(server: WorkloadServer, kube: Kube, namespaces: ReadonlySet<string>): Promise<void> {
+    const { claims, jobs } = await this.ours(kube, namespaces);
     const boundIn = new Set<string>();
     const pending: Obj[] = [];
     for (const claim of claims) {
@@ -125,20 +150,33 @@ export class StandIn {
       this.bound.add(`${server}/${nsOf(claim)}/${nameOf(claim)}`);
       boundIn.add(nsOf(claim));
     });
-    const jobs = (await listAll(kube, '/apis/batch/v1/jobs', query)).filter(
-      (job) => ours(job) && !jobFinished(job) && boundIn.has(nsOf(job)),
-    );
-    await mapLimit(jobs, this.inFlight, async (job) => {
+    const runnable = jobs.filter((job) => !jobFinished(job) && boundIn.has(nsOf(job)));
+    await mapLimit(runnable, this.inFlight, async (job) => {
       // A Job unfinished again was re-created: a kubelet would run it again too.
       const key = `${server}/${nsOf(job)}/${nameOf(job)}`;
       await patchStatus(kube, `/apis/batch/v1/namespaces/${nsOf(job)}/jobs/${nameOf(job)}`, completedJobStatus(new Date()));
       this.completed.set(key, Date.now());
     });
   }
+}
 
-  /** When the last Job was completed, once `count` have been. */
-  lastCompletedAt(count: number): number | undefined {
-    if (this.completed.size < count) return undefined;
-    return Math.max(...this.completed.values());
+/**
+ * The watch, for a plane with real nodes: writes nothing. A claim counts once
+ * its provisioner bound it, a Job once the Job controller completed it, at
+ * the completionTime it wrote (whole seconds).
+ */
+export class JobWatch extends FleetJobs {
+  readonly by = 'nodes';
+
+  protected async sweep(server: WorkloadServer, kube: Kube, namespaces: ReadonlySet<string>): Promise<void> {
+    const { claims, jobs } = await this.ours(kube, namespaces);
+    for (const claim of claims)
+      if (field(claim, 'status', 'phase') === 'Bound') this.bound.add(`${server}/${nsOf(claim)}/${nameOf(claim)}`);
+    for (const job of jobs) {
+      const completionTime = field(job, 'status', 'completionTime');
+      const completedAt = typeof completionTime === 'string' ? Date.parse(completionTime) : Number.NaN;
+      const key = `${server}/${nsOf(job)}/${nameOf(job)}`;
+      if (Number.isFinite(completedAt) && !this.completed.has(key)) this.completed.set(key, completedAt);
+    }
   }
 }

@@ -23,9 +23,17 @@ import {
   totalPerMinute,
   writeCounts,
 } from '../../bench/fleet/measure.js';
-import { parseKubeconfig, collectionPath, mapLimit } from '../../bench/fleet/kube.js';
-import { clusterName, clusterProviderConfig, namespacesByServer, objectsPerCluster, planRig } from '../../bench/fleet/rig.js';
-import { boundClaimStatus, completedJobStatus, jobFinished } from '../../bench/fleet/standin.js';
+import { parseKubeconfig, collectionPath, mapLimit, type Json, type Kube } from '../../bench/fleet/kube.js';
+import {
+  WORKLOAD_SERVERS,
+  clusterName,
+  clusterProviderConfig,
+  namespacesByServer,
+  objectsPerCluster,
+  planRig,
+  type WorkloadServer,
+} from '../../bench/fleet/rig.js';
+import { JobWatch, StandIn, boundClaimStatus, completedJobStatus, jobFinished } from '../../bench/fleet/standin.js';
 import { BEGIN, END, breakerCell, charts, convergeCpuTable, replaceGenerated, timingsTable } from '../../bench/fleet/report.js';
 import type { FleetResult } from '../../bench/fleet/fleet.js';
 
@@ -269,6 +277,80 @@ describe('the stand-in’s writes', () => {
   });
 });
 
+/** A workload API server holding some claims and Jobs: answers their lists and records every other call. */
+function workloadServer(name: string, objects: { claims: Json[]; jobs: Json[] }): Kube & { writes: string[] } {
+  const writes: string[] = [];
+  return {
+    name,
+    writes,
+    call: (method, path) => {
+      if (method !== 'GET') {
+        writes.push(`${method} ${path}`);
+        return Promise.resolve({});
+      }
+      const items = path.startsWith('/api/v1/persistentvolumeclaims')
+        ? objects.claims
+        : path.startsWith('/apis/batch/v1/jobs')
+          ? objects.jobs
+          : [];
+      return Promise.resolve({ items, metadata: {} });
+    },
+    text: () => Promise.resolve(''),
+    close: () => undefined,
+  };
+}
+
+describe('what completes the fleet’s Jobs', () => {
+  const rig = planRig(3, 'team', 'fleet', 'Shared');
+  const ns = rig.clusters[0]!.remoteNamespace;
+  const claim = (name: string, namespace: string, phase?: string): Json => ({
+    metadata: { name, namespace },
+    spec: { accessModes: ['ReadWriteMany'] },
+    ...(phase ? { status: { phase } } : {}),
+  });
+  const job = (name: string, namespace: string, completionTime?: string): Json => ({
+    metadata: { name, namespace },
+    ...(completionTime ? { status: { completionTime, conditions: [{ type: 'Complete', status: 'True' }] } } : {}),
+  });
+  /** One pass of `make` over a cluster-a holding these objects, cluster-b and cluster-c empty. */
+  async function onePass(make: typeof StandIn | typeof JobWatch, objects: { claims: Json[]; jobs: Json[] }) {
+    const servers = new Map<WorkloadServer, Kube & { writes: string[] }>(
+      WORKLOAD_SERVERS.map((server) => [server, workloadServer(server, server === 'cluster-a' ? objects : { claims: [], jobs: [] })]),
+    );
+    const jobs = new make(servers, rig, 5);
+    jobs.start();
+    await jobs.stop(); // the pass under way ends first
+    return { jobs, writes: servers.get('cluster-a')!.writes };
+  }
+
+  it('the stand-in binds a Pending claim and then completes its Job, and nothing of another namespace', async () => {
+    const { jobs, writes } = await onePass(StandIn, {
+      claims: [claim('c', ns), claim('other', 'elsewhere')],
+      jobs: [job('j', ns), job('k', 'elsewhere')],
+    });
+    expect(writes).toEqual([
+      `PATCH /api/v1/namespaces/${ns}/persistentvolumeclaims/c/status`,
+      `PATCH /apis/batch/v1/namespaces/${ns}/jobs/j/status`,
+    ]);
+    expect(jobs.by).toBe('stand-in');
+    expect([...jobs.bound]).toEqual([`cluster-a/${ns}/c`]);
+    expect([...jobs.completed.keys()]).toEqual([`cluster-a/${ns}/j`]);
+  });
+
+  it('the watch writes nothing, and counts what the nodes did, at the completionTime the Job controller wrote', async () => {
+    const { jobs, writes } = await onePass(JobWatch, {
+      claims: [claim('bound', ns, 'Bound'), claim('pending', ns, 'Pending')],
+      jobs: [job('done', ns, '2026-12-06T21:00:05Z'), job('running', ns), job('k', 'elsewhere', '2026-12-06T21:00:00Z')],
+    });
+    expect(writes).toEqual([]);
+    expect(jobs.by).toBe('nodes');
+    expect([...jobs.bound]).toEqual([`cluster-a/${ns}/bound`]);
+    expect([...jobs.completed]).toEqual([[`cluster-a/${ns}/done`, Date.parse('2026-12-06T21:00:05Z')]]);
+    expect(jobs.lastCompletedAt(1)).toBe(Date.parse('2026-12-06T21:00:05Z'));
+    expect(jobs.lastCompletedAt(2)).toBeUndefined();
+  });
+});
+
 describe('the client’s pure parts', () => {
   it('reads a kubeconfig as up.sh writes it, and refuses one without inline data', () => {
     const b64 = (s: string): string => Buffer.from(s).toString('base64');
@@ -326,7 +408,7 @@ describe('the page', () => {
     largest: {},
     functions: {},
     delete: ready ? { seconds: 40, jobsLeftToTtl: 0, reappeared: false } : { left: '3 Objects', jobsLeftToTtl: 0, reappeared: false },
-    standIn: { claimsBound: n, jobsCompleted: n, errors: 0, lastError: '' },
+    jobs: { by: 'stand-in', claimsBound: n, jobsCompleted: n, errors: 0, lastError: '' },
   });
 
   it('shows a row per N, Ready or not, and what was left after a delete', () => {
