@@ -46,6 +46,7 @@ import {
   nodesPlane,
   REGISTRY,
   DEFAULT_POOL,
+  modelCache as cacheManifest,
 } from './plane.js';
 import { clusterClients, setFaults } from './hub/client.js';
 import { ENGINE_TEST_TIMEOUT, ENGINE_WAIT, joinPool, leavePool } from './hub/engine.js';
@@ -62,14 +63,8 @@ function provision(name: string): void {
   setInferenceClusterStatus(name, status);
 }
 
-function modelCache(name: string, source: JsonObject, selector: Record<string, string>): JsonObject {
-  return {
-    apiVersion: 'modelplane.ai/v1alpha1',
-    kind: 'ModelCache',
-    metadata: { name, namespace: NAMESPACE },
-    spec: { ...source, clusterSelector: { matchLabels: selector } },
-  };
-}
+const modelCache = (name: string, source: JsonObject, selector: Record<string, string>): JsonObject =>
+  cacheManifest(NAMESPACE, name, source, selector);
 
 const HUGGING_FACE = {
   source: 'HuggingFace',

@@ -30,7 +30,7 @@ import {
   standinReplica,
 } from './hub/engine.js';
 import { HUB_FILES } from './hub/repo.js';
-import { apply, engineDeployments, eventually, getObject, kubectl, list, reasonOf, nodesPlane } from './plane.js';
+import { apply, engineDeployments, eventually, getObject, kubectl, list, modelCache, reasonOf, nodesPlane } from './plane.js';
 
 const NAMESPACE = 'e2e-node-claim';
 const CACHE = 'filled';
@@ -76,16 +76,15 @@ describe.skipIf(!nodesPlane('nodes-claim.e2e.ts'))(
         writeFileSync(path, file.content);
       }
 
-      apply('control-plane', {
-        apiVersion: 'modelplane.ai/v1alpha1',
-        kind: 'ModelCache',
-        metadata: { name: CACHE, namespace: NAMESPACE },
-        spec: {
-          source: 'PersistentVolumeClaim',
-          persistentVolumeClaim: { claimName: CLAIM, subPath: SUB_PATH },
-          clusterSelector: { matchLabels: { 'modelplane.ai/node-claim': 'yes' } },
-        },
-      });
+      apply(
+        'control-plane',
+        modelCache(
+          NAMESPACE,
+          CACHE,
+          { source: 'PersistentVolumeClaim', persistentVolumeClaim: { claimName: CLAIM, subPath: SUB_PATH } },
+          { 'modelplane.ai/node-claim': 'yes' },
+        ),
+      );
       await eventually('the cache Ready on cluster-c', () => reasonOf(hydration(), 'ArtifactReady') === 'Staged', {
         ...WAIT,
         describe: () => JSON.stringify(getIn(hydration(), 'status')),

@@ -30,7 +30,7 @@ import {
   standinReplica,
 } from './hub/engine.js';
 import { HUB_FILES } from './hub/repo.js';
-import { REGISTRY, apply, eventually, getObject, list, reasonOf, nodesPlane } from './plane.js';
+import { REGISTRY, apply, eventually, getObject, list, modelCache, reasonOf, nodesPlane } from './plane.js';
 
 const NAMESPACE = 'e2e-node-oci';
 const CACHE = 'image';
@@ -80,16 +80,10 @@ describe.skipIf(!nodesPlane('nodes-oci.e2e.ts'))(
     it('resolves the tag to its digest with the real resolver Job, from inside a pod on the node', async () => {
       digest = pushModelImage();
       openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-oci');
-      apply('control-plane', {
-        apiVersion: 'modelplane.ai/v1alpha1',
-        kind: 'ModelCache',
-        metadata: { name: CACHE, namespace: NAMESPACE },
-        spec: {
-          source: 'OCI',
-          oci: { ref: `${REPOSITORY}:${TAG}` },
-          clusterSelector: { matchLabels: { 'modelplane.ai/node-oci': 'yes' } },
-        },
-      });
+      apply(
+        'control-plane',
+        modelCache(NAMESPACE, CACHE, { source: 'OCI', oci: { ref: `${REPOSITORY}:${TAG}` } }, { 'modelplane.ai/node-oci': 'yes' }),
+      );
       const ready = await eventually(
         'the cache Ready on cluster-b',
         () => (reasonOf(hydration(), 'ArtifactReady') === 'Staged' ? hydration() : undefined),

@@ -265,10 +265,10 @@ export const engineTemplate = (image: string, args: string[]): JsonObject => ({
   spec: { containers: [{ name: 'engine', image, args }] },
 });
 
-/** A ModelReplica serving one Standalone vLLM engine on one GPU, from a cache, on one cluster. */
 /** The node pool standaloneReplica's engine names unless told otherwise (its nodePoolName). */
 export const DEFAULT_POOL = 'a100';
 
+/** A ModelReplica serving one Standalone vLLM engine on one GPU, from a cache, on one cluster. */
 export function standaloneReplica(
   namespace: string,
   name: string,
@@ -298,16 +298,24 @@ export function hfTokenSecret(namespace: string): JsonObject {
   return { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'hf-token', namespace }, stringData: { HF_TOKEN: E2E_HF_TOKEN } };
 }
 
-/** A gated HuggingFace ModelCache of Qwen3-0.6B (20 GiB, the token in `hf-token`) on the clusters a label selects. */
-export function huggingFaceCache(namespace: string, name: string, matchLabels: Record<string, string>): JsonObject {
+/** A ModelCache of a source (`source` and its field, as the spec has them) on the clusters a label selector matches. */
+export function modelCache(namespace: string, name: string, source: JsonObject, matchLabels: Record<string, string>): JsonObject {
   return {
     apiVersion: 'modelplane.ai/v1alpha1',
     kind: 'ModelCache',
     metadata: { name, namespace },
-    spec: {
-      source: 'HuggingFace',
-      huggingFace: { repo: 'Qwen/Qwen3-0.6B', revision: 'main', sizeGiB: 20, authSecret: { name: 'hf-token', key: 'HF_TOKEN' } },
-      clusterSelector: { matchLabels },
-    },
+    spec: { ...source, clusterSelector: { matchLabels } },
   };
 }
+
+/** A gated HuggingFace ModelCache of Qwen3-0.6B (20 GiB, the token in `hf-token`) on the clusters a label selects. */
+export const huggingFaceCache = (namespace: string, name: string, matchLabels: Record<string, string>): JsonObject =>
+  modelCache(
+    namespace,
+    name,
+    {
+      source: 'HuggingFace',
+      huggingFace: { repo: 'Qwen/Qwen3-0.6B', revision: 'main', sizeGiB: 20, authSecret: { name: 'hf-token', key: 'HF_TOKEN' } },
+    },
+    matchLabels,
+  );

@@ -25,6 +25,7 @@ import {
   reasonOf,
   messageOf,
   standInPlane,
+  modelCache as cacheManifest,
 } from './plane.js';
 
 const NAMESPACE = 'e2e-safety';
@@ -49,14 +50,7 @@ function provision(name: keyof typeof CLUSTERS, status: JsonObject = {}): void {
   setInferenceClusterStatus(name, full);
 }
 
-function modelCache(name: string, namespace: string, source: JsonObject): JsonObject {
-  return {
-    apiVersion: 'modelplane.ai/v1alpha1',
-    kind: 'ModelCache',
-    metadata: { name, namespace },
-    spec: { ...source, clusterSelector: { matchLabels: SELECTOR } },
-  };
-}
+const modelCache = (name: string, namespace: string, source: JsonObject): JsonObject => cacheManifest(namespace, name, source, SELECTOR);
 
 function describeChild(): string {
   return JSON.stringify({ status: getIn(child(), 'status'), job: getIn(remoteJob(), 'metadata', 'annotations') });

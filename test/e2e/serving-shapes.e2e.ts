@@ -32,6 +32,7 @@ import {
   kubectlOk,
   kubelet,
   list,
+  modelCache,
   names,
   patchStatus,
   reasonOf,
@@ -292,16 +293,10 @@ describe.skipIf(!standInPlane('serving-shapes.e2e.ts'))('PrefillDecode and the D
         spec: { accessModes: ['ReadOnlyMany'], resources: { requests: { storage: '800Gi' } }, storageClassName: 'platform-ro' },
       });
     }
-    apply('control-plane', {
-      apiVersion: 'modelplane.ai/v1alpha1',
-      kind: 'ModelCache',
-      metadata: { name: CACHE, namespace: NAMESPACE },
-      spec: {
-        source: 'PersistentVolumeClaim',
-        persistentVolumeClaim: { claimName: CLAIM },
-        clusterSelector: { matchLabels: { [TIER]: 'h100' } },
-      },
-    });
+    apply(
+      'control-plane',
+      modelCache(NAMESPACE, CACHE, { source: 'PersistentVolumeClaim', persistentVolumeClaim: { claimName: CLAIM } }, { [TIER]: 'h100' }),
+    );
     apply('control-plane', PD, GANG);
     excerpt('pd-replica', asApplied(PD));
     excerpt('gang-replica', asApplied(GANG));

@@ -18,6 +18,7 @@ import {
   kubectl,
   kubectlOk,
   list,
+  modelCache,
   reasonOf,
   replicaManifest,
   setInferenceClusterStatus,
@@ -99,12 +100,8 @@ export function standinGangReplica(namespace: string, name: string, cluster: Clu
 }
 
 /** A ModelCache of the hub's public repository on the clusters labelled `label: yes` (openStory labels the story's). */
-export const hubCache = (namespace: string, name: string, label: string): JsonObject => ({
-  apiVersion: 'modelplane.ai/v1alpha1',
-  kind: 'ModelCache',
-  metadata: { name, namespace },
-  spec: { source: 'HuggingFace', huggingFace: { repo: HUB_REPO, sizeGiB: 1 }, clusterSelector: { matchLabels: { [label]: 'yes' } } },
-});
+export const hubCache = (namespace: string, name: string, label: string): JsonObject =>
+  modelCache(namespace, name, { source: 'HuggingFace', huggingFace: { repo: HUB_REPO, sizeGiB: 1 } }, { [label]: 'yes' });
 
 export const replicaOf = (namespace: string, name: string): JsonObject | undefined =>
   getObject('control-plane', 'modelreplica', name, namespace);
