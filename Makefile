@@ -241,6 +241,12 @@ node-check: tools ## Run one real node on a throwaway API server and check pods,
 # without nodes, where no real controller undoes what it writes.
 E2E_NODES := walkthrough lifecycle teams settings nodes nodes-faults nodes-serving nodes-claim nodes-oci nodes-pip nodes-lws fleet
 E2E_STANDIN := progress safety serving-shapes capture faults
+# The second lane (docs/nodes.md, "Two lanes"): the stories among those run
+# that play beside the others, one after another, while the rest play one
+# after another too. Each of them keeps to its own InferenceClusters, hub
+# repository and Jobs, sets no hub fault and restarts no daemon, so no story
+# of either lane sees the other's. E2E_BESIDE= (empty): one lane.
+E2E_BESIDE := settings nodes-claim nodes-oci nodes-lws fleet
 E2E ?= $(if $(filter 0,$(MODELPLANE_UP_NODES)),$(E2E_STANDIN),$(E2E_NODES))
 E2E_COMPAT := lifecycle
 E2E_FILES := $(foreach name,$(if $(filter compat,$(E2E)),$(E2E_COMPAT) $(filter-out compat,$(E2E)),$(E2E)),test/e2e/$(name).e2e.ts)
@@ -251,4 +257,4 @@ e2e-standin: ## The stories that play the stand-in kubelet, on a fresh plane wit
 	@MODELPLANE_UP_NODES=0 $(MAKE) --no-print-directory e2e E2E="$(if $(filter command line environment,$(origin E2E)),$(E2E),$(E2E_STANDIN))"
 
 e2e: build tools ## Every story of real pods on a fresh local plane with real nodes, the walkthrough first (root; CROSSPLANE=oldest|newest, E2E=compat|<names>)
-	@bash test/e2e/run.sh $(E2E_FILES)
+	@E2E_BESIDE="$(E2E_BESIDE)" bash test/e2e/run.sh $(E2E_FILES)

@@ -4,15 +4,19 @@
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
-const file = process.argv[2] ?? '.test-results/vitest.json';
-let report;
-try {
-  report = JSON.parse(readFileSync(file, 'utf8'));
-} catch (error) {
-  console.error(`no test report at ${file}: ${error.message}`);
-  process.exit(1);
+// Several reports (make e2e's two lanes) make one line.
+const files = process.argv.length > 2 ? process.argv.slice(2) : ['.test-results/vitest.json'];
+const reports = [];
+for (const file of files) {
+  try {
+    reports.push(JSON.parse(readFileSync(file, 'utf8')));
+  } catch (error) {
+    console.error(`no test report at ${file}: ${error.message}`);
+    process.exit(1);
+  }
 }
-for (const suite of report.testResults ?? []) {
+const sum = (field) => reports.reduce((total, report) => total + (report[field] ?? 0), 0);
+for (const suite of reports.flatMap((report) => report.testResults ?? [])) {
   for (const test of suite.assertionResults ?? []) {
     if (test.status !== 'failed') continue;
     const where = relative(process.cwd(), suite.name);
@@ -23,5 +27,6 @@ for (const suite of report.testResults ?? []) {
     console.log(`FAILED ${relative(process.cwd(), suite.name)}: ${(suite.message ?? '').split('\n')[0]}`);
   }
 }
-const skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
-console.log(`Tests: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${skipped} skipped`);
+console.log(
+  `Tests: ${sum('numPassedTests')} passed, ${sum('numFailedTests')} failed, ${sum('numPendingTests') + sum('numTodoTests')} skipped`,
+);

@@ -125,6 +125,8 @@ export interface FleetOptions {
   pollMs: number;
   /** What completes the Jobs: the batched stand-in (a plane without nodes) or the nodes' own pods, only watched. */
   jobs: 'stand-in' | 'nodes';
+  /** The HuggingFace repository staged, when not SOURCE's (rig.ts). */
+  repo?: string;
   log: (line: string) => void;
 }
 
@@ -387,7 +389,7 @@ export async function runFleet(plane: Plane, options: FleetOptions): Promise<Fle
   const cpuAtApply = cpuSnapshot(plane.stateDir);
   const writesAtApply = await writesOf(plane.control);
   const t0 = Date.now();
-  await applyObject(plane.control, modelCache(rig), 'modelcaches');
+  await applyObject(plane.control, modelCache(rig, options.repo), 'modelcaches');
   jobs.start();
   log(`applied ModelCache ${ns}/${rig.cache} selecting ${n} clusters`);
 

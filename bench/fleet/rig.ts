@@ -117,12 +117,14 @@ export function teamObjects(rig: Rig): Manifest[] {
   ];
 }
 
-export function modelCache(rig: Rig): Manifest {
+/** The run's ModelCache: SOURCE, or SOURCE of another repository (`repo`: the e2e rig downloads a copy of its own). */
+export function modelCache(rig: Rig, repo?: string): Manifest {
+  const source = repo === undefined ? SOURCE : { ...SOURCE, huggingFace: { ...SOURCE.huggingFace, repo } };
   return {
     apiVersion: 'modelplane.ai/v1alpha1',
     kind: 'ModelCache',
     metadata: { name: rig.cache, namespace: rig.namespace },
-    spec: { ...SOURCE, clusterSelector: { matchLabels: { [FLEET_LABEL]: rig.cache } } },
+    spec: { ...source, clusterSelector: { matchLabels: { [FLEET_LABEL]: rig.cache } } },
   };
 }
 

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireTool } from '../support/tools.js';
-import { REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
+import { LABEL_NAMESPACE, REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
 import {
   clusterEntry,
   E2E_HF_TOKEN,
@@ -112,8 +112,9 @@ const replicaOf = (name: string): JsonObject | undefined => getObject('control-p
 const hydrationOf = (cache: string, cluster: string): JsonObject | undefined =>
   getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, cache, cluster), NAMESPACE);
 
+/** The story's objects of a kind on a workload cluster: what the functions label as its (docs/nodes.md, "Two lanes"). */
 function remoteNames(cluster: ApiServer, resource: string): string[] {
-  return names(list(cluster, resource, REMOTE));
+  return names(list(cluster, resource, REMOTE, `${LABEL_NAMESPACE}=${NAMESPACE}`));
 }
 
 describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real control plane', () => {
@@ -309,8 +310,9 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
     { timeout: ENGINE_TEST_TIMEOUT },
     async () => {
       const broken = cacheNames(NAMESPACE, 'qwen-cpu');
-      // cluster-c's egress to the hub refused, as a proxy would: each try of the Job's pod ends in a 403.
-      await setFaults({ refuseFrom: clusterClients('cluster-c') });
+      // cluster-c's egress to the hub refused, as a proxy would: each try of the Job's pod ends in a 403 (for this
+      // story's repository: a story beside it may download another on cluster-c).
+      await setFaults({ refuseFrom: clusterClients('cluster-c'), repo: HUB_WALKTHROUGH_REPO });
       apply('control-plane', modelCache('qwen-cpu', HUGGING_FACE, { [TIER]: 'cpu' }));
       apply('control-plane', standaloneReplica(NAMESPACE, 'qwen-chat-c', 'cluster-c', 'qwen-cpu'));
       await eventually(
@@ -477,7 +479,7 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
       expect(remoteNames(cluster, 'secrets'), `Secrets left on ${cluster}`).toEqual([]);
       // A Job is orphaned, never deleted (as upstream does: a reconcile must not kill a download), so
       // what is left is a finished Job whose own TTL removes it; the cluster's TTL controller does.
-      for (const job of list(cluster, 'jobs', REMOTE)) {
+      for (const job of list(cluster, 'jobs', REMOTE, `${LABEL_NAMESPACE}=${NAMESPACE}`)) {
         expect(getIn(job, 'spec', 'ttlSecondsAfterFinished'), getString(job, 'metadata', 'name')).toBe(180);
         expect(getIn(job, 'status', 'completionTime') ?? condition(job, 'Failed'), getString(job, 'metadata', 'name')).toBeDefined();
       }
@@ -487,6 +489,6 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
       });
     }
     // The platform's own claim was only ever observed: it stays.
-    expect(remoteNames('cluster-b', 'pvc')).toContain('qwen-weights');
+    expect(names(list('cluster-b', 'pvc', REMOTE))).toContain('qwen-weights');
   });
 });

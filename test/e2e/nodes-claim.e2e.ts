@@ -36,12 +36,14 @@ const NAMESPACE = 'e2e-node-claim';
 const CACHE = 'filled';
 const REPLICA = 'filled-chat';
 const CLUSTER = 'cluster-c';
+/** The story's InferenceCluster on it, a name of its own: the story plays beside others (docs/nodes.md, "Two lanes"). */
+const INFERENCE_CLUSTER = 'claim-c';
 /** The team's own claim in the workload namespace, and the directory in it that holds the model. */
 const CLAIM = 'team-weights';
 const SUB_PATH = 'tiny-chat';
 
 const hydration = (): JsonObject | undefined =>
-  getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, CLUSTER), NAMESPACE);
+  getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, INFERENCE_CLUSTER), NAMESPACE);
 const filesOnDisk = (dir: string): Record<string, string> =>
   Object.fromEntries(HUB_FILES.map((f) => [f.path, sha256(readFileSync(join(dir, SUB_PATH, f.path)))]));
 
@@ -52,12 +54,12 @@ describe.skipIf(!nodesPlane('nodes-claim.e2e.ts'))(
     let volumeDir = '';
 
     afterAll(async () => {
-      await closeStory(NAMESPACE, REPLICA, CLUSTER);
+      await closeStory(NAMESPACE, REPLICA, CLUSTER, INFERENCE_CLUSTER);
       kubectl(CLUSTER, ['delete', 'pvc', CLAIM, '-n', REMOTE_NAMESPACE, '--ignore-not-found', '--wait=false']);
     });
 
     it('observes a claim the team filled, and says the cache is Ready on that cluster', async () => {
-      openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-claim');
+      openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-claim', INFERENCE_CLUSTER);
       apply(CLUSTER, {
         apiVersion: 'v1',
         kind: 'PersistentVolumeClaim',
@@ -98,7 +100,7 @@ describe.skipIf(!nodesPlane('nodes-claim.e2e.ts'))(
       { timeout: ENGINE_TEST_TIMEOUT },
       async () => {
         // A directory: vLLM reads it as it is (no revision).
-        apply('control-plane', standinReplica(NAMESPACE, REPLICA, CLUSTER, CACHE, ['--model=$(MODELPLANE_MODEL)']));
+        apply('control-plane', standinReplica(NAMESPACE, REPLICA, INFERENCE_CLUSTER, CACHE, ['--model=$(MODELPLANE_MODEL)']));
         const pod = await servingPod(NAMESPACE, REPLICA, CLUSTER);
         expect(getIn(pod, 'spec', 'nodeName')).toBe(nodeOf(CLUSTER));
         // The team's claim itself, mounted read-only at the contract's directory.

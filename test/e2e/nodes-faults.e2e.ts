@@ -130,13 +130,14 @@ const reportOf = (job: JsonObject | undefined): JsonObject =>
 describe.skipIf(!nodesPlane('nodes-faults.e2e.ts'))('real pods on real nodes: the failure paths', () => {
   afterAll(async () => {
     await setFaults({});
-    await removeStory(NAMESPACE);
+    await removeStory(NAMESPACE, WORKLOAD_CLUSTERS);
   });
 
   it('fails a refused token, a corrupted file and a claim too small, each with the pod’s own words', async () => {
     await hub('reset', { method: 'POST' });
-    // A revoked token (every token refused on the gated repository) and the weights served flipped.
-    await setFaults({ refuseToken: true, corrupt: WEIGHTS });
+    // A revoked token (every token refused on the gated repository) and the weights served flipped (the public
+    // repository's only: the stories beside this one download copies of their own).
+    await setFaults({ refuseToken: true, corrupt: WEIGHTS, repo: HUB_REPO });
     apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
     apply('control-plane', ...WORKLOAD_CLUSTERS.map((cluster) => inferenceCluster(cluster, { 'modelplane.ai/node-faults': cluster })));
     for (const cluster of WORKLOAD_CLUSTERS) {

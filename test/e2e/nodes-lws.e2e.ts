@@ -30,11 +30,14 @@ import {
   standinGangReplica,
 } from './hub/engine.js';
 import { apply, conditionTrue, eventually, getObject, kubectl, list, reasonOf, nodesPlane } from './plane.js';
+import { HUB_BESIDE_REPO } from './hub/repo.js';
 
 const NAMESPACE = 'e2e-node-lws';
 const CACHE = 'gang';
 const REPLICA = 'gang-chat';
 const CLUSTER = 'cluster-b';
+/** The story's InferenceCluster on it, a name of its own: the story plays beside others (docs/nodes.md, "Two lanes"). */
+const INFERENCE_CLUSTER = 'lws-b';
 const LWS_NAME = 'leaderworkerset.sigs.k8s.io/name';
 
 /** The LeaderWorkerSet the replica composed on the cluster (the only one of its story). */
@@ -59,24 +62,24 @@ function runningEnv(pod: JsonObject, name: string): string {
 describe.skipIf(!nodesPlane('nodes-lws.e2e.ts'))(
   'real pods on real nodes: a gang replica run by the real LeaderWorkerSet controller',
   () => {
-    afterAll(() => closeStory(NAMESPACE, REPLICA, CLUSTER));
+    afterAll(() => closeStory(NAMESPACE, REPLICA, CLUSTER, INFERENCE_CLUSTER));
 
     it(
       'stages the cache on the cluster, then the controller makes the gang’s leader and worker pods',
       { timeout: ENGINE_TEST_TIMEOUT },
       async () => {
-        openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-lws');
-        apply('control-plane', hubCache(NAMESPACE, CACHE, 'modelplane.ai/node-lws'));
+        openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-lws', INFERENCE_CLUSTER);
+        apply('control-plane', hubCache(NAMESPACE, CACHE, 'modelplane.ai/node-lws', HUB_BESIDE_REPO));
         await eventually(
           'the cache Ready on cluster-b',
           () =>
             reasonOf(
-              getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, CLUSTER), NAMESPACE),
+              getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, INFERENCE_CLUSTER), NAMESPACE),
               'ArtifactReady',
             ) === 'Staged',
           WAIT,
         );
-        apply('control-plane', standinGangReplica(NAMESPACE, REPLICA, CLUSTER, CACHE));
+        apply('control-plane', standinGangReplica(NAMESPACE, REPLICA, INFERENCE_CLUSTER, CACHE));
 
         const lws = await eventually('the LeaderWorkerSet on cluster-b', leaderWorkerSet, WAIT);
         const name = getString(lws, 'metadata', 'name') ?? '';

@@ -36,11 +36,13 @@ const NAMESPACE = 'e2e-node-oci';
 const CACHE = 'image';
 const REPLICA = 'image-chat';
 const CLUSTER = 'cluster-b';
+/** The story's InferenceCluster on it, a name of its own: the story plays beside others (docs/nodes.md, "Two lanes"). */
+const INFERENCE_CLUSTER = 'oci-b';
 const REPOSITORY = `${REGISTRY.pull}/modelplane-e2e/tiny-chat`;
 const TAG = 'v1';
 
 const hydration = (): JsonObject | undefined =>
-  getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, CLUSTER), NAMESPACE);
+  getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, INFERENCE_CLUSTER), NAMESPACE);
 /** The hub repository's files as a one-layer image in the plane's registry; its digest. */
 function pushModelImage(): string {
   const crane = requireTool('CRANE');
@@ -75,11 +77,11 @@ describe.skipIf(!nodesPlane('nodes-oci.e2e.ts'))(
   () => {
     let digest = '';
 
-    afterAll(() => closeStory(NAMESPACE, REPLICA, CLUSTER));
+    afterAll(() => closeStory(NAMESPACE, REPLICA, CLUSTER, INFERENCE_CLUSTER));
 
     it('resolves the tag to its digest with the real resolver Job, from inside a pod on the node', async () => {
       digest = pushModelImage();
-      openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-oci');
+      openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-oci', INFERENCE_CLUSTER);
       apply(
         'control-plane',
         modelCache(NAMESPACE, CACHE, { source: 'OCI', oci: { ref: `${REPOSITORY}:${TAG}` } }, { 'modelplane.ai/node-oci': 'yes' }),
@@ -107,7 +109,7 @@ describe.skipIf(!nodesPlane('nodes-oci.e2e.ts'))(
       'mounts the image pinned to that digest in the engine pod, which reads every file of it',
       { timeout: ENGINE_TEST_TIMEOUT },
       async () => {
-        apply('control-plane', standinReplica(NAMESPACE, REPLICA, CLUSTER, CACHE, ['--model=$(MODELPLANE_MODEL)']));
+        apply('control-plane', standinReplica(NAMESPACE, REPLICA, INFERENCE_CLUSTER, CACHE, ['--model=$(MODELPLANE_MODEL)']));
         const pod = await servingPod(NAMESPACE, REPLICA, CLUSTER);
         expect(getIn(pod, 'spec', 'nodeName')).toBe(nodeOf(CLUSTER));
         const images = asArray(getIn(pod, 'spec', 'volumes'))

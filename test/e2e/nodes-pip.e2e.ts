@@ -70,7 +70,7 @@ describe.skipIf(!nodesPlane('nodes-pip.e2e.ts'))(
     let job: JsonObject | undefined;
     let pods: JsonObject[] = [];
 
-    afterAll(() => removeStory(NAMESPACE));
+    afterAll(() => removeStory(NAMESPACE, [CLUSTER]));
 
     it('stages the cache on the cluster labelled for pip with its Job’s own pod', async () => {
       expect(getString(condition(getObject(CLUSTER, 'node', `${CLUSTER}-node`), 'Ready') ?? {}, 'status')).toBe('True');

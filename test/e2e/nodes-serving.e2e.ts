@@ -56,7 +56,7 @@ const entry = (): JsonObject | undefined => clusterEntry(getObject('control-plan
 
 /** The hub's GETs of the weights so far (a download asks for them at least once). */
 const weightGets = async (): Promise<number> =>
-  ((await hub('requests')) as Recorded[]).filter((r) => r.method === 'GET' && r.url.endsWith(`/resolve/${COMMIT}/${WEIGHTS}`)).length;
+  ((await hub('requests')) as Recorded[]).filter((r) => r.method === 'GET' && r.url === `/${HUB_REPO}/resolve/${COMMIT}/${WEIGHTS}`).length;
 
 const hydration = (): JsonObject | undefined =>
   getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, CLUSTER), NAMESPACE);

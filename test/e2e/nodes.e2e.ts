@@ -84,7 +84,7 @@ describe.skipIf(!nodesPlane('nodes.e2e.ts'))('real pods on real nodes: a gated H
   /** What each cluster's Job and pod showed when its Job completed (the TTL removes them three minutes later). */
   const seen: Record<string, { job: JsonObject; pods: JsonObject[] }> = {};
 
-  afterAll(() => removeStory(NAMESPACE));
+  afterAll(() => removeStory(NAMESPACE, WORKLOAD_CLUSTERS));
 
   it('has a Ready node on every workload cluster, and the default ReadWriteMany class', () => {
     for (const cluster of WORKLOAD_CLUSTERS) {

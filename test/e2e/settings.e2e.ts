@@ -34,6 +34,7 @@ import {
 } from '#lib';
 import { parse as parseYaml } from 'yaml';
 import { ENGINE_TEST_TIMEOUT, ENGINE_WAIT } from './hub/engine.js';
+import { HUB_BESIDE_REPO } from './hub/repo.js';
 import { REPO_ROOT } from '../support/server.js';
 import {
   apply,
@@ -83,7 +84,7 @@ function hydration(cache: string, composition?: string): JsonObject {
     clusterName: CLUSTER,
     cacheName: cache,
     source: 'HuggingFace',
-    huggingFace: { repo: 'Qwen/Qwen3-0.6B', revision: 'main', sizeGiB: 10 },
+    huggingFace: { repo: HUB_BESIDE_REPO, revision: 'main', sizeGiB: 10 },
   };
   if (composition) spec['crossplane'] = { compositionRef: { name: composition } };
   return {
@@ -115,7 +116,9 @@ describe.skipIf(!nodesPlane('settings.e2e.ts'))('settings on a real control plan
     kubectl('control-plane', ['delete', 'namespace', NAMESPACE, '--ignore-not-found', '--wait=true', '--timeout=120s']);
     kubectl('control-plane', ['delete', 'inferencecluster', CLUSTER, '--ignore-not-found']);
     kubectl('control-plane', ['delete', 'composition', PER_TEAM_COMPOSITION, '--ignore-not-found']);
-    for (const namespace of [TEAM, REMOTE_NAMESPACE]) kubectl('cluster-a', ['delete', 'jobs', '--all', '-n', namespace]);
+    // The story's Jobs only: the stories beside it run theirs in `default` on the same cluster.
+    for (const namespace of [TEAM, REMOTE_NAMESPACE])
+      kubectl('cluster-a', ['delete', 'jobs', '-n', namespace, '-l', `modelplane.ai/namespace=${NAMESPACE}`]);
   });
 
   it(

@@ -50,6 +50,49 @@ describe('the e2e stories and their planes', () => {
   });
 });
 
+/** Each `setFaults({...})` call's argument, braces matched. */
+function faultCalls(text: string): string[] {
+  const calls: string[] = [];
+  for (let at = text.indexOf('setFaults({'); at >= 0; at = text.indexOf('setFaults({', at + 1)) {
+    let depth = 0;
+    let end = at + 'setFaults('.length;
+    for (; end < text.length; end++) {
+      if (text[end] === '{') depth++;
+      if (text[end] === '}' && --depth === 0) break;
+    }
+    calls.push(text.slice(at + 'setFaults('.length, end + 1));
+  }
+  return calls;
+}
+
+// make e2e's second lane (docs/nodes.md, "Two lanes"): what lets a story play beside the others.
+describe('the stories that play beside the others (E2E_BESIDE)', () => {
+  const BESIDE = listed('E2E_BESIDE');
+
+  it('are node stories, and the compat story (alone on the oldest) is not one', () => {
+    expect(NODES).toEqual(expect.arrayContaining(BESIDE));
+    expect(BESIDE).not.toContain(listed('E2E_COMPAT')[0]);
+  });
+
+  it.each(BESIDE)('%s sets no hub fault, resets nothing, restarts no daemon and reads only the hub history', (story) => {
+    const text = source(story);
+    for (const shared of [/setFaults\(/, /hub\('(reset|requests)'/, /node\.sh restart|restartOnNode\(/])
+      expect(text, String(shared)).not.toMatch(shared);
+  });
+
+  it.each(BESIDE)('%s downloads no repository another story does, and names InferenceClusters of its own', (story) => {
+    const text = source(story);
+    for (const shared of [/\bHUB_(REPO|GATED_REPO|WALKTHROUGH_REPO|RESUME_REPO|RESTART_REPO)\b/, /'Qwen\//, /hubCache\([^)]*'\)/])
+      expect(text, String(shared)).not.toMatch(shared);
+    expect(text, 'an InferenceCluster named after a workload cluster').not.toMatch(/inferenceCluster\('cluster-|openStory\([^)]*'\)/);
+    expect(text, 'every InferenceCluster of the story').not.toMatch(/removeStory\([^)]*WORKLOAD_CLUSTERS/);
+  });
+
+  it.each(NODES.filter((story) => !BESIDE.includes(story)))('%s scopes every hub fault it sets to its own repository', (story) => {
+    for (const call of faultCalls(source(story)).filter((c) => c !== '{}')) expect(call).toMatch(/\brepo\b/);
+  });
+});
+
 describe("the plane's addresses in the stories", () => {
   const common = readFileSync(join(REPO_ROOT, 'test', 'e2e', 'control-plane', 'common.sh'), 'utf8');
   const shell = (name: string): string => {

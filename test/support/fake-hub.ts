@@ -54,7 +54,10 @@ export interface Faults {
    * when it is let go.
    */
   refuseFrom?: string[];
-  /** Only this repository's files are corrupted, cut, slowed or held (unset: every repository's). */
+  /**
+   * Only this repository's files are corrupted, cut, slowed or held, and only its requests are refused (refuseFrom):
+   * a story's faults stay its own while another story downloads another repository beside it (unset: every repository's).
+   */
   repo?: string;
 }
 
@@ -102,6 +105,8 @@ export function deterministicBytes(n: number, seed: number): Buffer {
 
 export class FakeHub {
   readonly requests: Recorded[] = [];
+  /** Every request recorded since the hub started, which reset() leaves: what a story reads while another one resets beside it. */
+  readonly history: Recorded[] = [];
   faults: Faults = {};
   private server: Server | undefined;
   private cutDone = new Set<string>();
@@ -127,8 +132,9 @@ export class FakeHub {
 
   /**
    * The controls a test uses from outside the process (the plane's hub):
-   * GET requests (what was recorded), PUT faults (a Faults object, replacing
-   * the last), POST reset, GET healthz.
+   * GET requests (what was recorded since the last reset), GET history (since
+   * the start), PUT faults (a Faults object, replacing the last), POST reset,
+   * GET healthz.
    */
   private control(req: IncomingMessage, res: ServerResponse, what: string, body: string | undefined): void {
     const json = (status: number, value: unknown): void => {
@@ -138,6 +144,8 @@ export class FakeHub {
       json(200, { ok: true });
     } else if (req.method === 'GET' && what === 'requests') {
       json(200, this.requests);
+    } else if (req.method === 'GET' && what === 'history') {
+      json(200, this.history);
     } else if (req.method === 'POST' && what === 'reset') {
       this.reset();
       json(200, { ok: true });
@@ -153,7 +161,7 @@ export class FakeHub {
     }
   }
 
-  /** Forget what was recorded and every fault (a cut done once is done again). */
+  /** Forget what was recorded (the history stays) and every fault (a cut done once is done again). */
   reset(): void {
     this.requests.length = 0;
     this.faults = {};
@@ -216,9 +224,13 @@ export class FakeHub {
     return this.faults.repo === undefined || this.faults.repo === repo;
   }
 
-  /** The answer of an egress proxy that refuses this client (faults.refuseFrom): true when it has answered (403). */
-  private refusedFrom(res: ServerResponse, from: string | undefined): boolean {
+  /**
+   * The answer of an egress proxy that refuses this client (faults.refuseFrom) a request for this repository (faults.repo;
+   * undefined: a path of no repository, refused only when the faults name none): true when it has answered (403).
+   */
+  private refusedFrom(res: ServerResponse, from: string | undefined, repo: string | undefined): boolean {
     if (from === undefined || !(this.faults.refuseFrom ?? []).some((prefix) => from.startsWith(prefix))) return false;
+    if (this.faults.repo !== undefined && this.faults.repo !== repo) return false;
     const message = `egress to the hub refused for ${from}`;
     res.writeHead(403, { 'Content-Type': 'text/plain', 'X-Error-Message': message }).end(`${message}\n`);
     return true;
@@ -253,6 +265,7 @@ export class FakeHub {
       return;
     }
     this.requests.push(record);
+    this.history.push(record);
     this.log?.(record);
 
     if (req.method === 'PATCH' && url.pathname.startsWith('/apis/batch/v1/')) {
@@ -260,8 +273,8 @@ export class FakeHub {
       return;
     }
     // The Job's reports above go to the API server, not through the egress proxy refuseFrom plays.
-    if (this.refusedFrom(res, from)) return;
     const models = this.repoOf(url.pathname, '/api/models/');
+    if (this.refusedFrom(res, from, (models ?? this.repoOf(url.pathname, '/'))?.name)) return;
     if (req.method === 'GET' && models) {
       if (this.refused(req, res, models.name, models.repo)) return;
       if (this.faults.echoAuth) {
@@ -304,7 +317,7 @@ export class FakeHub {
       const faulty = this.faultsApplyTo(resolve.name);
       if (req.method === 'GET' && faulty && this.faults.hold === path) {
         await this.letGo(req, res, resolve.name, path);
-        if (this.refusedFrom(res, from)) return;
+        if (this.refusedFrom(res, from, resolve.name)) return;
       }
       this.serveFile(req, res, revision.commit, file, faulty ? this.faults : {});
       return;

@@ -10,8 +10,8 @@ import { HUB_PORT } from './repo.js';
 
 const HUB = `http://127.0.0.1:${HUB_PORT}`;
 
-/** One of the hub's controls: GET requests, POST reset, PUT faults. */
-export async function hub(path: 'requests' | 'reset' | 'faults', init?: RequestInit): Promise<unknown> {
+/** One of the hub's controls: GET requests (since the last reset), GET history (since the start), POST reset, PUT faults. */
+export async function hub(path: 'requests' | 'history' | 'reset' | 'faults', init?: RequestInit): Promise<unknown> {
   const response = await fetch(`${HUB}/_hub/${path}`, init);
   if (!response.ok) throw new Error(`hub ${path}: ${response.status}`);
   return response.json();
@@ -57,14 +57,14 @@ export function cacheStaged(namespace: string, cache: string, options: { timeout
 
 /**
  * The end of a node story: its ModelCaches and their hydrations gone, then every Object they composed, then
- * its namespace and the InferenceClusters. The namespace goes last on purpose: a namespaced Object still
+ * its namespace and its InferenceClusters. The namespace goes last on purpose: a namespaced Object still
  * deleting in a terminating namespace never finishes (provider-kubernetes re-creates its
  * ProviderConfigUsage on every reconcile, which a terminating namespace refuses: crossplane-runtime#1150),
  * and the namespace then stays Terminating for good. A claim's Object outlives its XR while a finished
  * Job's pod still holds the claim (the PVC protection controller waits for it, and the Job's TTL is
  * minutes), so the story's finished Jobs are deleted here, as their TTL would later.
  */
-export async function removeStory(namespace: string): Promise<void> {
+export async function removeStory(namespace: string, inferenceClusters: readonly string[]): Promise<void> {
   kubectl('control-plane', ['delete', 'modelcaches', '--all', '-n', namespace, '--wait=false']);
   await eventually(
     'every XR gone',
@@ -85,5 +85,6 @@ export async function removeStory(namespace: string): Promise<void> {
     },
   );
   kubectl('control-plane', ['delete', 'namespace', namespace, '--ignore-not-found', '--wait=true', '--timeout=120s']);
-  kubectl('control-plane', ['delete', 'inferenceclusters', ...WORKLOAD_CLUSTERS, '--ignore-not-found']);
+  // Its own InferenceClusters only: a story beside it may be using others.
+  kubectl('control-plane', ['delete', 'inferenceclusters', ...inferenceClusters, '--ignore-not-found']);
 }

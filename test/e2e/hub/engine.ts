@@ -56,27 +56,30 @@ export const leavePool = (cluster: Cluster): void => {
   kubectl(cluster, ['label', 'node', nodeOf(cluster), 'modelplane.ai/pool-']);
 };
 
-/** The story's namespace, its cluster's node in the pool, and its InferenceCluster labelled `label: yes`. */
-export function openStory(namespace: string, cluster: Cluster, label: string): void {
+/**
+ * The story's namespace, its cluster's node in the pool, and its InferenceCluster (named `name`, the workload
+ * cluster's own name unless the story plays beside others: docs/nodes.md, "Two lanes") labelled `label: yes`.
+ */
+export function openStory(namespace: string, cluster: Cluster, label: string, name: string = cluster): void {
   joinPool(cluster, ENGINE_POOL);
   apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  apply('control-plane', inferenceCluster(cluster, { [label]: 'yes' }));
-  setInferenceClusterStatus(cluster, {
+  apply('control-plane', inferenceCluster(name, { [label]: 'yes' }));
+  setInferenceClusterStatus(name, {
     providerConfigRef: { name: cluster },
     cache: { storageClassName: 'modelplane-rwx', imageVolumes: true },
   });
 }
 
-/** The replica gone, then the story's caches and namespace, then the node out of the pool. */
-export async function closeStory(namespace: string, replica: string, cluster: Cluster): Promise<void> {
+/** The replica gone, then the story's caches, namespace and InferenceCluster (`name`), then the node out of the pool. */
+export async function closeStory(namespace: string, replica: string, cluster: Cluster, name: string = cluster): Promise<void> {
   kubectl('control-plane', ['delete', 'modelreplica', replica, '-n', namespace, '--wait=false']);
   await eventually('the replica gone', () => list('control-plane', 'modelreplicas', namespace).length === 0, { timeoutMs: 180_000 });
-  await removeStory(namespace);
+  await removeStory(namespace, [name]);
   leavePool(cluster);
 }
 
 /** A replica whose one engine is the vLLM stand-in with one fake GPU, in the stories' pool. */
-export const standinReplica = (namespace: string, name: string, cluster: Cluster, cache: string, args: string[]): JsonObject =>
+export const standinReplica = (namespace: string, name: string, cluster: string, cache: string, args: string[]): JsonObject =>
   standaloneReplica(namespace, name, cluster, cache, {
     image: ENGINE_STANDIN_IMAGE,
     args,
@@ -88,7 +91,7 @@ export const standinReplica = (namespace: string, name: string, cluster: Cluster
 export const VLLM_ARGS = ['--model=$(MODELPLANE_MODEL)', '--revision=$(MODELPLANE_MODEL_REVISION)'];
 
 /** A gang replica: a Leader and one Worker, each the vLLM stand-in with one fake GPU, in the stories' pool (a LeaderWorkerSet). */
-export function standinGangReplica(namespace: string, name: string, cluster: Cluster, cache: string): JsonObject {
+export function standinGangReplica(namespace: string, name: string, cluster: string, cache: string): JsonObject {
   const member = (role: 'Leader' | 'Worker'): JsonObject => ({
     role,
     nodePoolName: ENGINE_POOL,
@@ -99,9 +102,9 @@ export function standinGangReplica(namespace: string, name: string, cluster: Clu
   return replicaManifest(namespace, name, cluster, cache, [member('Leader'), member('Worker')]);
 }
 
-/** A ModelCache of the hub's public repository on the clusters labelled `label: yes` (openStory labels the story's). */
-export const hubCache = (namespace: string, name: string, label: string): JsonObject =>
-  modelCache(namespace, name, { source: 'HuggingFace', huggingFace: { repo: HUB_REPO, sizeGiB: 1 } }, { [label]: 'yes' });
+/** A ModelCache of the hub's public repository (or `repo`) on the clusters labelled `label: yes` (openStory labels the story's). */
+export const hubCache = (namespace: string, name: string, label: string, repo: string = HUB_REPO): JsonObject =>
+  modelCache(namespace, name, { source: 'HuggingFace', huggingFace: { repo, sizeGiB: 1 } }, { [label]: 'yes' });
 
 export const replicaOf = (namespace: string, name: string): JsonObject | undefined =>
   getObject('control-plane', 'modelreplica', name, namespace);

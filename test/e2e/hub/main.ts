@@ -4,18 +4,21 @@
 // model repository twice, once public and once gated behind the e2e token,
 // one whose listing is too large for a 1 GiB claim, and the same files
 // again under the walkthrough's model name (Qwen/Qwen3-0.6B; its tag v2.0 is
-// another commit).
+// another commit) and under names of their own for the stories that set
+// faults on them or play in the second lane (repo.ts).
 // The hydration Jobs reach it through the hfEndpoint setting (up.sh puts it
 // in the packaged Composition's HydrationSettings).
 //
 //   node hub.mjs --address 0.0.0.0:15080
 //
-// Its controls (for the tests): GET /_hub/requests, PUT /_hub/faults,
-// POST /_hub/reset, GET /_hub/healthz.
+// Its controls (for the tests): GET /_hub/requests, GET /_hub/history,
+// PUT /_hub/faults, POST /_hub/reset, GET /_hub/healthz.
 
 import { parseArgs } from 'node:util';
 import { FakeHub, type FakeRevision } from '../../support/fake-hub.js';
 import {
+  HUB_BESIDE_REPO,
+  HUB_FLEET_REPO,
   HUB_GATED_REPO,
   HUB_LARGE_REPO,
   HUB_REPO,
@@ -39,7 +42,7 @@ const main: FakeRevision = hubRevision();
 const hub = new FakeHub(HUB_REPO, { main });
 hub.addRepo(HUB_GATED_REPO, { main }, { token: HUB_TOKEN });
 hub.addRepo(HUB_LARGE_REPO, { main: hubLargeRevision() });
-for (const repo of [HUB_RESUME_REPO, HUB_RESTART_REPO]) hub.addRepo(repo, { main });
+for (const repo of [HUB_RESUME_REPO, HUB_RESTART_REPO, HUB_BESIDE_REPO, HUB_FLEET_REPO]) hub.addRepo(repo, { main });
 hub.addRepo(HUB_WALKTHROUGH_REPO, { main, [HUB_RELEASE_TAG]: hubReleaseRevision() });
 // One line a request, without the token (only whether one came, and whether it was the right one).
 hub.log = (request) => {
