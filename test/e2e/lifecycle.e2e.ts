@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { requireTool } from '../support/tools.js';
-import { LABEL_NAMESPACE, REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
+import { REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
 import {
   clusterEntry,
   E2E_HF_TOKEN,
@@ -47,6 +47,7 @@ import {
   REGISTRY,
   DEFAULT_POOL,
   modelCache as cacheManifest,
+  ofStory,
 } from './plane.js';
 import { clusterClients, setFaults } from './hub/client.js';
 import { ENGINE_TEST_TIMEOUT, ENGINE_WAIT, joinPool, leavePool } from './hub/engine.js';
@@ -114,7 +115,7 @@ const hydrationOf = (cache: string, cluster: string): JsonObject | undefined =>
 
 /** The story's objects of a kind on a workload cluster: what the functions label as its (docs/nodes.md, "Two lanes"). */
 function remoteNames(cluster: ApiServer, resource: string): string[] {
-  return names(list(cluster, resource, REMOTE, `${LABEL_NAMESPACE}=${NAMESPACE}`));
+  return names(list(cluster, resource, REMOTE, ofStory(NAMESPACE)));
 }
 
 describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real control plane', () => {
@@ -479,7 +480,7 @@ describe.skipIf(!nodesPlane('lifecycle.e2e.ts'))('the lifecycle on a real contro
       expect(remoteNames(cluster, 'secrets'), `Secrets left on ${cluster}`).toEqual([]);
       // A Job is orphaned, never deleted (as upstream does: a reconcile must not kill a download), so
       // what is left is a finished Job whose own TTL removes it; the cluster's TTL controller does.
-      for (const job of list(cluster, 'jobs', REMOTE, `${LABEL_NAMESPACE}=${NAMESPACE}`)) {
+      for (const job of list(cluster, 'jobs', REMOTE, ofStory(NAMESPACE))) {
         expect(getIn(job, 'spec', 'ttlSecondsAfterFinished'), getString(job, 'metadata', 'name')).toBe(180);
         expect(getIn(job, 'status', 'completionTime') ?? condition(job, 'Failed'), getString(job, 'metadata', 'name')).toBeDefined();
       }

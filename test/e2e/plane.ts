@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { REMOTE_NAMESPACE, asArray, getIn, getString, isObject, type JsonObject } from '#lib';
+import { LABEL_NAMESPACE, REMOTE_NAMESPACE, asArray, getIn, getString, isObject, type JsonObject } from '#lib';
 import { REPO_ROOT } from '../support/server.js';
 import { requireTool } from '../support/tools.js';
 
@@ -149,6 +149,12 @@ export function accessNotOwnedByJob(server: ApiServer, job: string, namespace: s
 export function names(objects: readonly JsonObject[]): string[] {
   return objects.map((object) => getString(object, 'metadata', 'name') ?? '').sort();
 }
+
+/**
+ * The label selector of what the functions compose on a workload cluster for the XRs of one namespace (a story's):
+ * what it may count or delete there while other stories play beside it (docs/nodes.md, "Two lanes").
+ */
+export const ofStory = (namespace: string): string => `${LABEL_NAMESPACE}=${namespace}`;
 
 /** The workload kubelet stand-in (test/e2e/workload-kubelet.sh), on one workload cluster. */
 export function kubelet(cluster: (typeof WORKLOAD_CLUSTERS)[number], ...args: string[]): string {

@@ -46,6 +46,7 @@ import {
   reasonOf,
   setInferenceClusterStatus,
   nodesPlane,
+  ofStory,
   PYPI_INDEX_URL,
   HUB_ENDPOINT,
 } from './plane.js';
@@ -117,8 +118,7 @@ describe.skipIf(!nodesPlane('settings.e2e.ts'))('settings on a real control plan
     kubectl('control-plane', ['delete', 'inferencecluster', CLUSTER, '--ignore-not-found']);
     kubectl('control-plane', ['delete', 'composition', PER_TEAM_COMPOSITION, '--ignore-not-found']);
     // The story's Jobs only: the stories beside it run theirs in `default` on the same cluster.
-    for (const namespace of [TEAM, REMOTE_NAMESPACE])
-      kubectl('cluster-a', ['delete', 'jobs', '-n', namespace, '-l', `modelplane.ai/namespace=${NAMESPACE}`]);
+    for (const namespace of [TEAM, REMOTE_NAMESPACE]) kubectl('cluster-a', ['delete', 'jobs', '-n', namespace, '-l', ofStory(NAMESPACE)]);
   });
 
   it(

@@ -31,7 +31,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CACHE_MOUNT_PATH,
-  LABEL_NAMESPACE,
   REMOTE_NAMESPACE,
   asArray,
   cacheNames,
@@ -69,6 +68,7 @@ import {
   settled,
   tokenLeft,
   nodesPlane,
+  ofStory,
 } from './plane.js';
 
 const DOC = join(REPO_ROOT, 'docs', 'walkthrough.md');
@@ -222,7 +222,7 @@ const conditions = (found: JsonObject | undefined): JsonObject => ({
  * are not counted.
  */
 function inventory(cluster: Cluster): string[] {
-  return list(WORKLOAD[cluster], WORKLOAD_KINDS, REMOTE, `${LABEL_NAMESPACE}=${NAMESPACE}`)
+  return list(WORKLOAD[cluster], WORKLOAD_KINDS, REMOTE, ofStory(NAMESPACE))
     .map((object) => `${getString(object, 'kind')!}/${getString(object, 'metadata', 'name')!}`)
     .sort();
 }

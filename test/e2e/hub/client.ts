@@ -5,17 +5,27 @@
 import { join } from 'node:path';
 import { REMOTE_NAMESPACE, getIn, getString, type JsonObject } from '#lib';
 import type { Faults } from '../../support/fake-hub.js';
-import { WORKLOAD_CLUSTERS, eventually, getObject, kubectl, list, reasonOf, type ApiServer } from '../plane.js';
+import { WORKLOAD_CLUSTERS, eventually, getObject, kubectl, list, ofStory, reasonOf, type ApiServer } from '../plane.js';
 import { HUB_PORT } from './repo.js';
 
-const HUB = `http://127.0.0.1:${HUB_PORT}`;
-
-/** One of the hub's controls: GET requests (since the last reset), GET history (since the start), POST reset, PUT faults. */
-export async function hub(path: 'requests' | 'history' | 'reset' | 'faults', init?: RequestInit): Promise<unknown> {
-  const response = await fetch(`${HUB}/_hub/${path}`, init);
-  if (!response.ok) throw new Error(`hub ${path}: ${response.status}`);
-  return response.json();
+/**
+ * The controls of the hub at `base`: `hub` calls one (GET requests since the last reset, GET history since the start,
+ * POST reset, PUT faults), `setFaults` replaces the faults (an empty object: none).
+ */
+export function hubControls(base: string): {
+  hub: (path: 'requests' | 'history' | 'reset' | 'faults', init?: RequestInit) => Promise<unknown>;
+  setFaults: (faults: Faults) => Promise<unknown>;
+} {
+  const hub = async (path: 'requests' | 'history' | 'reset' | 'faults', init?: RequestInit): Promise<unknown> => {
+    const response = await fetch(`${base}/_hub/${path}`, init);
+    if (!response.ok) throw new Error(`hub ${path}: ${response.status}`);
+    return response.json();
+  };
+  return { hub, setFaults: (faults) => hub('faults', { method: 'PUT', body: JSON.stringify(faults) }) };
 }
+
+/** The plane's hub (main.ts). */
+export const { hub, setFaults } = hubControls(`http://127.0.0.1:${HUB_PORT}`);
 
 /**
  * The addresses a workload cluster's pods reach the hub from, as prefixes (faults.refuseFrom): their node's (the
@@ -25,9 +35,6 @@ export function clusterClients(cluster: (typeof WORKLOAD_CLUSTERS)[number]): str
   const index = WORKLOAD_CLUSTERS.indexOf(cluster);
   return [`10.209.${index}.`, `10.244.${index}.`];
 }
-
-/** Replace the hub's faults (an empty object: none). */
-export const setFaults = (faults: Faults): Promise<unknown> => hub('faults', { method: 'PUT', body: JSON.stringify(faults) });
 
 /** A claim on a workload cluster, its PersistentVolume, and the volume's directory on the host (local-path volumes are directories). */
 export function volumeOnNode(cluster: ApiServer, claim: string): { pvc?: JsonObject; pv?: JsonObject; dir: string } {
@@ -71,8 +78,7 @@ export async function removeStory(namespace: string, inferenceClusters: readonly
     () => ['modelcaches', 'modelcachehydrations'].every((kind) => list('control-plane', kind, namespace).length === 0),
     { timeoutMs: 180_000 },
   );
-  const story = `modelplane.ai/namespace=${namespace}`;
-  for (const cluster of WORKLOAD_CLUSTERS) kubectl(cluster, ['delete', 'jobs', '-A', '-l', story, '--wait=false']);
+  for (const cluster of WORKLOAD_CLUSTERS) kubectl(cluster, ['delete', 'jobs', '-A', '-l', ofStory(namespace), '--wait=false']);
   await eventually(
     'every Object of the story gone',
     () => list('control-plane', 'objects.kubernetes.m.crossplane.io', namespace).length === 0,

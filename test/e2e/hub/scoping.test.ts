@@ -4,18 +4,22 @@
 // and the history outlives the resets the other lane makes.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeHub, type Faults, type Recorded } from '../../support/fake-hub.js';
+import { FakeHub, type Recorded } from '../../support/fake-hub.js';
+import { hubControls } from './client.js';
 import { HUB_BESIDE_REPO, HUB_FLEET_REPO, HUB_REPO, HUB_WALKTHROUGH_REPO, hubRevision } from './repo.js';
 
 const main = hubRevision();
 const hub = new FakeHub(HUB_REPO, { main });
 for (const repo of [HUB_WALKTHROUGH_REPO, HUB_BESIDE_REPO, HUB_FLEET_REPO]) hub.addRepo(repo, { main });
 
-beforeAll(() => hub.start('127.0.0.1', 0));
+// The stories' own client, at this hub's address (known once it listens).
+let controls: ReturnType<typeof hubControls>;
+beforeAll(async () => {
+  await hub.start('127.0.0.1', 0);
+  controls = hubControls(hub.url);
+});
 afterAll(() => hub.stop());
 
-const control = async (what: string, init?: RequestInit): Promise<unknown> => (await fetch(`${hub.url}/_hub/${what}`, init)).json();
-const setFaults = (faults: Faults): Promise<unknown> => control('faults', { method: 'PUT', body: JSON.stringify(faults) });
 const status = async (path: string): Promise<number> => {
   const response = await fetch(`${hub.url}${path}`);
   await response.arrayBuffer();
@@ -32,26 +36,26 @@ describe('the plane hub: one story’s faults and log beside another’s', () =>
     { faults: { refuseFrom: ['127.'], repo: HUB_WALKTHROUGH_REPO }, repo: HUB_BESIDE_REPO, refused: false },
     { faults: { refuseFrom: ['10.209.1.'] }, repo: HUB_BESIDE_REPO, refused: false },
   ])('refuseFrom $faults.refuseFrom for $faults.repo: $repo refused $refused', async ({ faults, repo, refused }) => {
-    await setFaults(faults);
+    await controls.setFaults(faults);
     const expected = refused ? 403 : 200;
     expect([await status(info(repo)), await status(config(repo))]).toEqual([expected, expected]);
-    await setFaults({});
+    await controls.setFaults({});
   });
 
   it('corrupts only the repository the faults name', async () => {
     const file = main.files.find((f) => f.path === 'config.json')!;
-    await setFaults({ corrupt: 'config.json', repo: HUB_REPO });
+    await controls.setFaults({ corrupt: 'config.json', repo: HUB_REPO });
     const bytes = async (repo: string): Promise<Buffer> => Buffer.from(await (await fetch(`${hub.url}${config(repo)}`)).arrayBuffer());
     expect((await bytes(HUB_REPO)).equals(file.content)).toBe(false);
     expect((await bytes(HUB_BESIDE_REPO)).equals(file.content)).toBe(true);
-    await setFaults({});
+    await controls.setFaults({});
   });
 
   it('keeps the history through a reset, which empties the requests', async () => {
     await status(config(HUB_FLEET_REPO));
-    await control('reset', { method: 'POST' });
-    expect(await control('requests')).toEqual([]);
-    const history = (await control('history')) as Recorded[];
+    await controls.hub('reset', { method: 'POST' });
+    expect(await controls.hub('requests')).toEqual([]);
+    const history = (await controls.hub('history')) as Recorded[];
     expect(history.filter((r) => r.url === config(HUB_FLEET_REPO))).toHaveLength(1);
   });
 });
