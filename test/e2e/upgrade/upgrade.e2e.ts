@@ -149,7 +149,7 @@ describe.runIf(PHASE === 'during')('while the packages and the function servers 
     const lapses: string[] = [];
     // The swap is done for a user once what they read is clean again: a reconcile that met the
     // last revision switch at the swap's very end shows its lapse until the next reconcile (seen on
-    // Crossplane v2.2.1, 2026-12-07). A lapse that outlasts the swap by two minutes is left to the
+    // Crossplane v2.2.1, 2026-12-07: 7 s). A lapse that outlasts the swap by 30 s is left to the
     // `after` phase, which wants none.
     let swapDoneAt: number | undefined;
     for (;;) {
@@ -158,7 +158,7 @@ describe.runIf(PHASE === 'during')('while the packages and the function servers 
       samples++;
       if (existsSync(STOP)) {
         swapDoneAt ??= Date.now();
-        if (now.length === 0 || Date.now() - swapDoneAt > 120_000) break;
+        if (now.length === 0 || Date.now() - swapDoneAt > 30_000) break;
       }
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
