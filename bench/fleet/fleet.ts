@@ -7,6 +7,7 @@
 
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { LABEL_MODELCACHE, isObject, type WorkloadNamespaceMode } from '#lib';
 import {
   METADATA_ONLY,
@@ -62,7 +63,6 @@ export const FUNCTIONS = ['compose-model-cache', 'compose-model-cache-hydration'
 
 const API = 'modelplane.ai/v1alpha1';
 const OBJECTS = 'kubernetes.m.crossplane.io/v1alpha1';
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const seconds = (from: number, to: number | undefined): number | undefined => (to === undefined ? undefined : round((to - from) / 1000, 1));
 
 export interface PlaneInfo {

@@ -6,6 +6,7 @@
 
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parse as parseYaml } from 'yaml';
 
 export interface KubeconfigParts {
@@ -123,7 +124,7 @@ export function kubeFrom(name: string, kubeconfigFile: string, maxInFlight = 16)
         }
         const transient = answer === undefined || answer.status === 429 || answer.status >= 500;
         if (transient && attempt < 4) {
-          await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** attempt));
+          await sleep(1000 * 2 ** attempt);
           continue;
         }
         if (answer === undefined) throw failure instanceof Error ? failure : new Error(String(failure));

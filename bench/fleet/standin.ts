@@ -10,11 +10,10 @@
 // they did and when. Either way one loop per workload API server lists the
 // cache's claims and Jobs across all its namespaces (by the cache's label).
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { LABEL_MODELCACHE } from '#lib';
 import { listAll, mapLimit, patchStatus, type Json, type Kube } from './kube.js';
 import { namespacesByServer, type Rig, type WorkloadServer } from './rig.js';
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Obj = Json & { metadata?: { name?: string; namespace?: string } };
 const nameOf = (o: Obj): string => o.metadata?.name ?? '';

@@ -22,6 +22,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { REMOTE_NAMESPACE, cacheNames, getIn, getString, hydrationName, replicaNames, type JsonObject } from '#lib';
 import {
@@ -213,8 +214,6 @@ function makeAvailable(replica: Replica): void {
     if (getObject(CLUSTERS[cluster], 'deployment', name, REMOTE)) kubelet(CLUSTERS[cluster], 'available', name);
   }
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Until a TCP port or an HTTP health endpoint of the plane answers. */
 async function answers(what: string, check: () => boolean, timeoutMs = 120_000): Promise<void> {

@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { LABEL_NAMESPACE, REMOTE_NAMESPACE, asArray, getIn, getString, isObject, type JsonObject } from '#lib';
 import { REPO_ROOT } from '../support/server.js';
 import { requireTool } from '../support/tools.js';
@@ -162,8 +163,6 @@ export function kubelet(cluster: (typeof WORKLOAD_CLUSTERS)[number], ...args: st
   if (result.code !== 0) throw new Error(`workload-kubelet ${cluster} ${args.join(' ')} failed: ${result.stderr.trim()}`);
   return result.stdout;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Wait until `probe` returns (or resolves to) something other than undefined (or false), and

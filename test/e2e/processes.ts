@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, openSync, readFileSync, readlinkSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { STATE_DIR } from './plane.js';
 
 export interface PlaneProcess {
@@ -18,8 +19,6 @@ export interface PlaneProcess {
   env: Record<string, string>;
   cwd: string;
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Whether a pid runs (a zombie, killed and not yet reaped, does not). */
 export function running(pid: number): boolean {

@@ -8,6 +8,7 @@
 // the kubelet stand-in's `expire-job` plays the TTL controller early, so the
 // story takes a minute instead of ten. Everything else is real.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
 import {
@@ -137,7 +138,7 @@ describe.skipIf(!standInPlane('safety.e2e.ts'))('lifecycle safety on a real cont
         (o) => getString(o, 'spec', 'forProvider', 'manifest', 'kind') !== 'Job',
       ),
     );
-    await new Promise((resolve) => setTimeout(resolve, 15_000)); // three provider polls, three XR polls
+    await sleep(15_000); // three provider polls, three XR polls
     expect(remoteJob(), 'a Job was created again after the last attempt').toBeUndefined();
     const latched = child()!;
     expect(getString(latched, 'status', 'phase')).toBe('Failed');

@@ -18,6 +18,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   NAMESPACE_POLICIES,
@@ -185,7 +186,7 @@ describe.skipIf(!nodesPlane('settings.e2e.ts'))('settings on a real control plan
       describe: describeXr('mirrored'),
     });
     // provider-kubernetes deleted what had Delete (the claim) and only removed its Object for the namespace.
-    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    await sleep(10_000);
     const namespace = getObject('cluster-a', 'namespace', TEAM);
     expect(namespace, `namespace ${TEAM} on cluster-a`).toBeDefined();
     expect(getIn(namespace, 'metadata', 'deletionTimestamp')).toBeUndefined();
@@ -226,7 +227,7 @@ describe.skipIf(!nodesPlane('settings.e2e.ts'))('settings on a real control plan
         ),
       { describe: describeXr('legacy') },
     );
-    await new Promise((resolve) => setTimeout(resolve, 10_000)); // a provider poll and an XR poll
+    await sleep(10_000); // a provider poll and an XR poll
     const still = getObject('cluster-a', 'pvc', legacy.pvc, REMOTE_NAMESPACE);
     expect(getString(still ?? {}, 'metadata', 'uid'), 'the same claim, never recreated').toBe(uid);
     expect(getIn(still, 'metadata', 'deletionTimestamp')).toBeUndefined();

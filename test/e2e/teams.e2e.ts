@@ -13,6 +13,7 @@
 // (which holds the weights back while the first step looks at the Jobs), and
 // both teams' engine pods run on cluster-a's node with a DRA device each.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   LABEL_MODELCACHE,
@@ -359,7 +360,7 @@ describe.skipIf(!nodesPlane('teams.e2e.ts'))("two teams' caches and replicas of 
     const start = Date.now();
     // A look every 5 s, the last at or after 60 s: several of provider-kubernetes' and Crossplane's polls.
     do {
-      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      await sleep(5_000);
       for (const cluster of WORKLOADS) {
         const now = inventory(cluster);
         for (const team of TEAM_NAMES)

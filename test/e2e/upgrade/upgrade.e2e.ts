@@ -19,6 +19,7 @@
 
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { REMOTE_NAMESPACE, asArray, getIn, getString, isObject, type JsonObject } from '#lib';
 import {
@@ -160,7 +161,7 @@ describe.runIf(PHASE === 'during')('while the packages and the function servers 
         swapDoneAt ??= Date.now();
         if (now.length === 0 || Date.now() - swapDoneAt > 30_000) break;
       }
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await sleep(1_000);
     }
     writeFileSync(DURING, JSON.stringify({ samples, lapses }, null, 2));
   }, 900_000);
