@@ -170,11 +170,15 @@ describe.skipIf(!nodesPlane('nodes-serving.e2e.ts'))(
         'cluster-a a member again, Ready',
         () => {
           const found = entry();
-          return getString(found ?? {}, 'phase') === 'Ready' && !/retained/.test(getString(found ?? {}, 'message') ?? '');
+          // The hydration's condition too: Crossplane writes it after the phase the cache copies, in a second write.
+          return (
+            getString(found ?? {}, 'phase') === 'Ready' &&
+            !/retained/.test(getString(found ?? {}, 'message') ?? '') &&
+            reasonOf(hydration(), 'ArtifactReady') === 'Staged'
+          );
         },
-        { ...WAIT, describe: () => JSON.stringify(entry()) },
+        { ...WAIT, describe: () => JSON.stringify({ entry: entry(), hydration: getIn(hydration(), 'status', 'conditions') }) },
       );
-      expect(reasonOf(hydration(), 'ArtifactReady')).toBe('Staged');
       expect(reasonOf(replicaOf(NAMESPACE, REPLICA), 'ModelReady')).toBe('Serving');
       expect(whatExists()).toEqual(before);
       expect(await weightGets(), 'the weights asked for again').toBe(downloads);
