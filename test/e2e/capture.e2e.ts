@@ -15,7 +15,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REMOTE_NAMESPACE, cacheNames, decodeRequest, getIn, hydrationName, type JsonObject } from '#lib';
+import { KIND, REMOTE_NAMESPACE, cacheNames, decodeRequest, getIn, hydrationName, type JsonObject } from '#lib';
 import { REPO_ROOT } from '../support/server.js';
 import { CAPTURED_FUNCTIONS, calibrate, capturedJson, type CapturedFunction } from '../../bench/calibration.js';
 import {
@@ -131,7 +131,7 @@ describe.skipIf(!standInPlane('capture.e2e.ts'))('requests as Crossplane sends t
             if (fn === 'compose-model-cache-hydration' && name !== hydrationName(NAMESPACE, CACHE, 'cluster-a')) continue;
             // compose-model-cache serves the ModelCache and its shard alike; its capture is the ModelCache's (the
             // benchmark's steady-realistic), whichever of the two reconciled last.
-            if (fn === 'compose-model-cache' && getIn(json, 'observed', 'composite', 'resource', 'kind') !== 'ModelCache') continue;
+            if (fn === 'compose-model-cache' && getIn(json, 'observed', 'composite', 'resource', 'kind') !== KIND.ModelCache) continue;
             if (observesSteady(fn, json)) return json;
           }
           return undefined;

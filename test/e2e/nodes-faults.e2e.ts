@@ -45,6 +45,7 @@ import {
   list,
   messageOf,
   reasonOf,
+  statusSays,
   setInferenceClusterStatus,
   nodesPlane,
 } from './plane.js';
@@ -101,18 +102,14 @@ function cacheOn(c: Case): JsonObject {
   };
 }
 
-/**
- * The hydration once Failed, and its Job as the Job controller left it. Crossplane writes an XR's status in two
- * writes (the function's desired status, then the conditions once the reconcile ends), so a read between them
- * sees the phase Failed beside the ArtifactReady condition still Hydrating: Failed is read when both say it.
- */
+/** The hydration once Failed (both of Crossplane's status writes: statusSays), and its Job as the Job controller left it. */
 async function failed(c: Case): Promise<{ hydration: JsonObject; job: JsonObject | undefined }> {
   const job = cacheNames(NAMESPACE, c.cache).job;
   const hydration = await eventually(
     `${c.cache} Failed on ${c.cluster}`,
     () => {
       const found = hydrationOf(c);
-      return getIn(found, 'status', 'phase') === 'Failed' && reasonOf(found, 'ArtifactReady') === 'HydrationFailed' ? found : undefined;
+      return statusSays(found, { phase: 'Failed', reasons: { ArtifactReady: 'HydrationFailed' } }) ? found : undefined;
     },
     {
       ...WAIT,

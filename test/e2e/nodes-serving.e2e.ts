@@ -170,7 +170,7 @@ describe.skipIf(!nodesPlane('nodes-serving.e2e.ts'))(
         'cluster-a a member again, Ready',
         () => {
           const found = entry();
-          // The hydration's condition too: Crossplane writes it after the phase the cache copies, in a second write.
+          // The hydration's condition too: Crossplane writes it after the phase the cache copies (plane.ts statusSays).
           return (
             getString(found ?? {}, 'phase') === 'Ready' &&
             !/retained/.test(getString(found ?? {}, 'message') ?? '') &&

@@ -210,6 +210,16 @@ export const reasonOf = (object: JsonObject | undefined, type: string): string |
 export const messageOf = (object: JsonObject | undefined, type: string): string | undefined =>
   getString(condition(object, type) ?? {}, 'message');
 
+/**
+ * Whether an XR's status says a state: its phase (when given) and each named condition's reason. Crossplane writes
+ * an XR's status in two writes each reconcile, the status the function returned (phase, message, clusters), then
+ * the conditions once the reconcile ends (docs/troubleshooting.md), so a read between them sees the new phase
+ * beside the old reasons: a state is read only once both writes say it.
+ */
+export const statusSays = (object: JsonObject | undefined, state: { phase?: string; reasons: Record<string, string> }): boolean =>
+  (state.phase === undefined || getIn(object, 'status', 'phase') === state.phase) &&
+  Object.entries(state.reasons).every(([type, reason]) => reasonOf(object, type) === reason);
+
 /** One cluster's entry of a ModelCache's (or a shard's) status.clusters[]. */
 export const clusterEntry = (cache: JsonObject | undefined, cluster: string): JsonObject | undefined =>
   asArray(getIn(cache, 'status', 'clusters'))

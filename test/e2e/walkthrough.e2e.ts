@@ -64,6 +64,7 @@ import {
   accessNotOwnedByJob,
   pick,
   reasonOf,
+  statusSays,
   setInferenceClusterStatus,
   settled,
   tokenLeft,
@@ -423,11 +424,9 @@ describe.skipIf(!nodesPlane('walkthrough.e2e.ts'))(
         () => {
           const found = settled(cache());
           const entries = CLUSTERS.map((cluster) => clusterEntry(found, cluster));
-          // The conditions too: Crossplane writes them after the status the function returned, in a second write.
           return getIn(found, 'status', 'summary', 'ready') === '0/3' &&
             entries.every(atTheWeights) &&
-            reasonOf(found, 'ArtifactReady') === 'Hydrating' &&
-            reasonOf(found, 'Ready') === 'Creating'
+            statusSays(found, { reasons: { ArtifactReady: 'Hydrating', Ready: 'Creating' } })
             ? found
             : undefined;
         },
@@ -619,11 +618,8 @@ describe.skipIf(!nodesPlane('walkthrough.e2e.ts'))(
       const failedChild = await eventually(
         'the us-west-a100 child Failed',
         () => {
-          // Both of Crossplane's status writes seen: the phase (the function's) and the condition (the reconcile's end).
           const found = settled(child(US_WEST));
-          return getString(found, 'status', 'phase') === 'Failed' && reasonOf(found, 'ArtifactReady') === 'HydrationFailed'
-            ? found
-            : undefined;
+          return statusSays(found, { phase: 'Failed', reasons: { ArtifactReady: 'HydrationFailed' } }) ? found : undefined;
         },
         { ...STEP_WAIT, describe: () => JSON.stringify(getIn(child(US_WEST), 'status')) },
       );
