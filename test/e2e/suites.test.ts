@@ -31,6 +31,13 @@ describe('the e2e stories and their planes', () => {
     expect([...NODES, ...STANDIN].sort()).toEqual(STORIES);
   });
 
+  it('plays every make e2e-standin story in CI, each once (.ci/run: its stand-in groups)', () => {
+    const line = /^standin_groups=\((.*)\)$/m.exec(readFileSync(join(REPO_ROOT, '.ci', 'run'), 'utf8'))?.[1];
+    if (line === undefined) throw new Error('.ci/run sets no standin_groups');
+    const played = [...line.matchAll(/"([^"]*)"|(\S+)/g)].flatMap((m) => (m[1] ?? m[2] ?? '').split(' '));
+    expect(played.sort()).toEqual([...STANDIN].sort());
+  });
+
   it('is what docs/nodes.md says make e2e runs', () => {
     const page = readFileSync(join(REPO_ROOT, 'docs', 'nodes.md'), 'utf8');
     expect(/# = make e2e E2E="([^"]+)"/.exec(page)?.[1]?.split(' ')).toEqual(NODES);

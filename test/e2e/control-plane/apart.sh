@@ -28,6 +28,4 @@ name="modelplane-apart-$$"
 ip netns add "$name"
 trap 'ip netns del "$name" 2>/dev/null || true' EXIT
 ip netns exec "$name" ip link set lo up
-status=0
-ip netns exec "$name" "$@" || status=$?
-exit "$status"
+ip netns exec "$name" "$@" # its status is this script's (set -e), the namespace removed on exit
