@@ -32,7 +32,7 @@ endif
 export MODELPLANE_CROSSPLANE := $(CROSSPLANE)
 unexport CROSSPLANE
 
-.PHONY: help node versions demo demo-test test-cli install build lint format typecheck unit test soak run clean bench-fleet bench-fleet-page render-tools render render-check render-update images xpkg docs bench tools tools-test up down node-check e2e e2e-standin e2e-upgrade hf-venv embed embed-check
+.PHONY: help node versions demo demo-test test-cli install build lint format typecheck unit test soak run clean bench-fleet bench-fleet-page render-tools render render-check render-update images xpkg docs bench tools tools-test grove up down node-check e2e e2e-standin e2e-upgrade hf-venv embed embed-check
 
 help: ## List the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -195,6 +195,14 @@ clean: ## Remove build outputs
 tools: ## Build Crossplane, provider-kubernetes, Kubernetes and etcd (pinned; cached outside the clone)
 	@bash tools/build.sh all
 
+# ai-dynamo's Grove operator at the release upstream's Dynamo stack pins
+# (GROVE_VERSION), from a clone of its repository: the module proxy refuses
+# its operator module, so `make tools` can't build it. Once built, `make up`
+# and `make e2e` run it on cluster-a's node and nodes-grove plays; without
+# it, that story is skipped, saying so (docs/nodes.md, "Grove").
+grove: ## Build Grove's operator from GROVE_SOURCE=<a clone of github.com/ai-dynamo/grove>; the next make up runs it on cluster-a
+	@bash tools/build.sh grove
+
 # What `make test` and `make render` need of them: the crossplane CLI, the
 # cache that keeps `crossplane beta validate` offline, provider-kubernetes' CRDs.
 tools-test: ## Build only what the tests and make render need (the crossplane CLI, validate's schemas)
@@ -239,7 +247,7 @@ node-check: tools ## Run one real node on a throwaway API server and check pods,
 # (docs/crossplane-versions.md). `make e2e-standin`: the stories that still
 # play the stand-in kubelet (test/e2e/workload-kubelet.sh), on a plane
 # without nodes, where no real controller undoes what it writes.
-E2E_NODES := walkthrough lifecycle teams settings nodes nodes-faults nodes-serving nodes-claim nodes-oci nodes-pip nodes-lws fleet
+E2E_NODES := walkthrough lifecycle teams settings nodes nodes-faults nodes-serving nodes-claim nodes-oci nodes-pip nodes-lws nodes-grove fleet
 E2E_STANDIN := progress safety serving-shapes capture faults
 # The second lane (docs/nodes.md, "Two lanes"): the stories among those run
 # that play beside the others, one after another, while the rest play one

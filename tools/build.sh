@@ -48,6 +48,7 @@ cni_plugins_dir="$cache/cni-plugins-$CNI_PLUGINS_VERSION"
 local_path_provisioner_dir="$cache/local-path-provisioner-$LOCAL_PATH_PROVISIONER_VERSION"
 dra_example_driver_dir="$cache/dra-example-driver-$DRA_EXAMPLE_DRIVER_VERSION"
 lws_dir="$cache/lws-$LWS_VERSION"
+grove_dir="$cache/grove-$GROVE_VERSION"
 RESOLVER_CRANE_VERSION="$(sed -n "s|^export const RESOLVER_IMAGE = '.*:\(v[0-9.]*\)';|\1|p" "$here/../functions/lib/src/settings.ts")"
 resolver_crane_dir="$cache/resolver-crane-$RESOLVER_CRANE_VERSION"
 # The hub's version is in the directory's name: the wheels it serves are that version's.
@@ -130,6 +131,7 @@ expected_seconds() {
 	local-path-provisioner) echo 60 ;;
 	dra-example-driver) echo 240 ;;
 	lws) echo 150 ;;
+	grove) echo 90 ;;
 	pypiserver) echo 15 ;;
 	*) echo 60 ;;
 	esac
@@ -360,6 +362,26 @@ build_lws() {
 	chmod u+w "$1"/crds/*.yaml
 }
 
+# Grove's operator, run on cluster-a's node as a host process (node.sh), and
+# its CRDs (the operator's and the PodGang's), from the clone GROVE_SOURCE at
+# the pinned tag's commit: the module proxy refuses the operator module.
+build_grove() {
+	local commit
+	commit="$(git -C "$GROVE_SOURCE" rev-parse --verify --quiet "operator/$GROVE_VERSION^{commit}")" || {
+		echo "GROVE_SOURCE ($GROVE_SOURCE) has no tag operator/$GROVE_VERSION: a clone of github.com/ai-dynamo/grove with its tags" >&2
+		return 1
+	}
+	[[ "$commit" == "$GROVE_COMMIT" ]] || {
+		echo "GROVE_SOURCE's tag operator/$GROVE_VERSION is $commit, not $GROVE_COMMIT (tools/versions.env)" >&2
+		return 1
+	}
+	mkdir -p "$1/src" "$1/crds"
+	git -C "$GROVE_SOURCE" archive "$commit" operator scheduler/api | tar -x -C "$1/src"
+	(cd "$1/src/operator" && go build -trimpath -ldflags "-s -w" -o "$1/bin/grove-operator" ./cmd)
+	cp "$1"/src/operator/api/core/v1alpha1/crds/*.yaml "$1"/src/scheduler/api/core/v1alpha1/crds/*.yaml "$1/crds/"
+	rm -rf "$1/src"
+}
+
 # The plane's package index (for its nodes; up.sh starts it, pypiserver.sh):
 # pypiserver in a venv of its own, and the directory it serves: the pinned
 # huggingface_hub and every dependency, as wheels for what the stock Python
@@ -475,6 +497,8 @@ LOCAL_PATH_PROVISIONER=$local_path_provisioner_dir/bin/local-path-provisioner
 DRA_EXAMPLE_KUBELETPLUGIN=$dra_example_driver_dir/bin/dra-example-kubeletplugin
 LWS_MANAGER=$lws_dir/bin/lws-manager
 LWS_CRDS=$lws_dir/crds
+GROVE_OPERATOR=$grove_dir/bin/grove-operator
+GROVE_CRDS=$grove_dir/crds
 RESOLVER_CRANE=$resolver_crane_dir/bin/crane
 ETCD=$etcd_dir/bin/etcd
 PYPISERVER=$pypiserver_dir/bin/pypi-server
@@ -502,6 +526,13 @@ node | crossplane | provider-kubernetes | kubernetes | etcd | crane | kubernetes
 	fn="build_${1//-/_}" dir_var="${1//-/_}_dir"
 	[[ "$1" == provider-kubernetes ]] && dir_var=provider_dir
 	build "$1" "${!dir_var}" "$fn"
+	;;
+grove)
+	if [[ ! -f "$grove_dir/.built" && ! -d "${GROVE_SOURCE:-}" ]]; then
+		log "grove: GROVE_SOURCE must name a clone of github.com/ai-dynamo/grove (git clone https://github.com/ai-dynamo/grove): the Go module proxy refuses its operator module"
+		exit 2
+	fi
+	build grove "$grove_dir" build_grove
 	;;
 all)
 	total=$SECONDS
@@ -538,7 +569,7 @@ all)
 	log "all tools ready in $((SECONDS - total)) s"
 	;;
 *)
-	echo "usage: tools/build.sh [all|test|env|node|crossplane|provider-kubernetes|kubernetes|etcd|crane|kubernetes-node|containerd|cni-plugins|local-path-provisioner|dra-example-driver|lws|resolver-crane|pypiserver|node-packages|hydration-base|python-standin]" >&2
+	echo "usage: tools/build.sh [all|test|env|node|crossplane|provider-kubernetes|kubernetes|etcd|crane|kubernetes-node|containerd|cni-plugins|local-path-provisioner|dra-example-driver|lws|grove|resolver-crane|pypiserver|node-packages|hydration-base|python-standin]" >&2
 	exit 2
 	;;
 esac

@@ -288,13 +288,17 @@ with_settings() {
 # function to say where it listens and that it is healthy. That is: the
 # revision's server TLS Secret (the certificate Crossplane's client trusts,
 # from our one CA), its status.endpoint, and a RuntimeHealthy condition.
+active_revisions() { # NAME: the Function's revisions whose desired state is Active, or fail
+	local names
+	names="$("$KUBECTL" get functionrevisions -l "pkg.crossplane.io/package=$1" \
+		-o jsonpath='{.items[?(@.spec.desiredState=="Active")].metadata.name}')" && [[ -n "$names" ]] && echo "$names"
+}
 run_function() {
 	local name="$1" endpoint="$2" revision now
-	wait_for "the revision of Function $name" 60 \
-		"$KUBECTL" get functionrevisions -l "pkg.crossplane.io/package=$name" -o name
-	# The active revision (after an upgrade the package has two).
-	revision="$("$KUBECTL" get functionrevisions -l "pkg.crossplane.io/package=$name" \
-		-o jsonpath='{.items[?(@.spec.desiredState=="Active")].metadata.name}')"
+	# The active revision (after an upgrade the package has two). The package manager can list a new
+	# revision a moment before it says it is the active one: wait for that, not for any revision.
+	wait_for "the active revision of Function $name" 60 active_revisions "$name"
+	revision="$(active_revisions "$name")"
 	[[ -n "$revision" && "$revision" != *" "* ]] || {
 		echo "Function $name has no one active revision: '$revision'" >&2
 		return 1

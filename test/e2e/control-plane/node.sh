@@ -487,6 +487,17 @@ YAML
 	nwait "the DRA drivers' devices" 60 dra_devices
 }
 
+# webhook_cert DIR: tls.crt and tls.key for a webhook server on 127.0.0.1,
+# signed by the plane's CA (which the API server is told to trust for it).
+webhook_cert() {
+	local c="$1"
+	mkdir -p "$c"
+	openssl_quiet req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout "$c/tls.key" -out "$c/tls.csr"
+	printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n' >"$c/tls.ext"
+	openssl_quiet x509 -req -in "$c/tls.csr" -CA "$NODE_CERTS/ca.crt" -CAkey "$NODE_CERTS/ca.key" \
+		-CAcreateserial -CAserial "$c/ca.srl" -days 30 -extfile "$c/tls.ext" -out "$c/tls.crt"
+}
+
 # kubernetes-sigs' LeaderWorkerSet controller (LWS_VERSION), as a process on
 # the host: its CRD, its manager with the node's admin identity and its
 # webhooks (the LeaderWorkerSet's defaults and checks; the pod webhook that
@@ -497,11 +508,7 @@ YAML
 LWS_WEBHOOK_BASE_PORT=19440
 node_lws() {
 	local c="$dir/lws-certs" port=$((LWS_WEBHOOK_BASE_PORT + index)) ca url hook
-	mkdir -p "$c"
-	openssl_quiet req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout "$c/tls.key" -out "$c/tls.csr"
-	printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n' >"$c/tls.ext"
-	openssl_quiet x509 -req -in "$c/tls.csr" -CA "$NODE_CERTS/ca.crt" -CAkey "$NODE_CERTS/ca.key" \
-		-CAcreateserial -CAserial "$c/ca.srl" -days 30 -extfile "$c/tls.ext" -out "$c/tls.crt"
+	webhook_cert "$c"
 	k apply --server-side -f "$LWS_CRDS" >/dev/null
 	cat >"$dir/lws-config.yaml" <<YAML
 apiVersion: config.lws.x-k8s.io/v1alpha1
@@ -529,6 +536,59 @@ YAML
 		hook vleaderworkerset.kb.io /validate-leaderworkerset-x-k8s-io-v1-leaderworkerset leaderworkerset.x-k8s.io leaderworkersets "CREATE, UPDATE"
 		hook vpod.kb.io /validate--v1-pod "" pods "CREATE, UPDATE"
 	} | k apply -f - >/dev/null
+}
+
+# ai-dynamo's Grove operator (GROVE_VERSION), on the first cluster's node
+# only, once `make grove` has built it (the module proxy refuses its module:
+# tools/versions.env). As LWS above: its CRDs, the operator with the node's
+# admin identity, its PodCliqueSet webhooks (defaults, checks) served on
+# 127.0.0.1 with a certificate from the plane's CA (certProvisionMode manual)
+# and registered by URL. And kube-scheduler once more, under the name
+# kai-scheduler that the Dynamo stack's pods ask for: KAI itself (its queues,
+# its gang scheduling) stays a stand-in; Grove's own scheduling gates are real.
+GROVE_BASE_PORT=19460
+node_grove() {
+	local c="$dir/grove-certs" port=$((GROVE_BASE_PORT + index)) ca
+	webhook_cert "$c"
+	k apply --server-side -f "$GROVE_CRDS" >/dev/null
+	# Served before the operator starts: its watches don't retry a kind the API server doesn't know yet.
+	k wait --for=condition=Established --timeout=60s -f "$GROVE_CRDS" >/dev/null
+	cat >"$dir/grove-config.yaml" <<YAML
+apiVersion: operator.config.grove.io/v1alpha1
+kind: OperatorConfiguration
+runtimeClientConnection: {qps: 100, burst: 150}
+leaderElection: {enabled: false}
+server:
+  webhooks: {bindAddress: 127.0.0.1, port: $port, serverCertDir: $c, certProvisionMode: manual}
+  healthProbes: {bindAddress: 127.0.0.1, port: $((port + 10))}
+  metrics: {bindAddress: 127.0.0.1, port: $((port + 20))}
+controllers: {podCliqueSet: {concurrentSyncs: 3}, podClique: {concurrentSyncs: 3}, podCliqueScalingGroup: {concurrentSyncs: 2}}
+logLevel: info
+logFormat: json
+YAML
+	nstart grove env KUBECONFIG="$dir/admin.kubeconfig" "$GROVE_OPERATOR" --config "$dir/grove-config.yaml"
+	nwait "the Grove webhooks on :$port" 60 port_taken "$port"
+	ca="$(base64 -w0 <"$NODE_CERTS/ca.crt")"
+	grove_hook() { # KIND (Mutating|Validating) WHAT (defaulting|validating) PATH
+		printf -- '---\napiVersion: admissionregistration.k8s.io/v1\nkind: %sWebhookConfiguration\n' "$1"
+		printf 'metadata: {name: podcliqueset-%s-webhook}\nwebhooks:\n- name: pcs.%s.webhooks.grove.io\n' "$2" "$2"
+		printf '  admissionReviewVersions: [v1]\n  sideEffects: None\n  failurePolicy: Fail\n  matchPolicy: Exact\n  timeoutSeconds: 10\n'
+		printf '  clientConfig: {url: "https://127.0.0.1:%s%s", caBundle: %s}\n' "$port" "$3" "$ca"
+		printf '  rules: [{apiGroups: [grove.io], apiVersions: [v1alpha1], operations: [CREATE, UPDATE], resources: [podcliquesets], scope: Namespaced}]\n'
+	}
+	{
+		grove_hook Mutating defaulting /webhooks/default-podcliqueset
+		grove_hook Validating validating /webhooks/validate-podcliqueset
+	} | k apply -f - >/dev/null
+	cat >"$dir/kai-scheduler.yaml" <<YAML
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: $dir/kube-scheduler.kubeconfig}
+leaderElection: {leaderElect: false}
+profiles: [{schedulerName: kai-scheduler}]
+YAML
+	nstart kai-scheduler "$KUBE_SCHEDULER" --config "$dir/kai-scheduler.yaml" --secure-port 0 \
+		--authentication-kubeconfig "$dir/kube-scheduler.kubeconfig" --authorization-kubeconfig "$dir/kube-scheduler.kubeconfig"
 }
 
 dra_devices() {
@@ -568,8 +628,13 @@ up() {
 	node_provisioner
 	node_dra
 	node_lws
+	local grove=""
+	if [[ -x "$GROVE_OPERATOR" ]] && ((index == 0)); then
+		node_grove
+		grove=", Grove $GROVE_VERSION"
+	fi
 	nwait "the default ServiceAccount" 60 k get serviceaccount default
-	node_say "node $node Ready ($node_ip, pods $pod_cidr, $(k get resourceslices --field-selector "spec.nodeName=$node" -o jsonpath='{.items[*].spec.devices[*].name}' | wc -w) fake GPUs of ${DRA_DRIVER_NAMES[*]}) in $((SECONDS - t0)) s; containerd $("${ctr[@]}" version 2>/dev/null | awk '/Server/{s=1} s && /Version/{print $2; exit}')"
+	node_say "node $node Ready ($node_ip, pods $pod_cidr, $(k get resourceslices --field-selector "spec.nodeName=$node" -o jsonpath='{.items[*].spec.devices[*].name}' | wc -w) fake GPUs of ${DRA_DRIVER_NAMES[*]}$grove) in $((SECONDS - t0)) s; containerd $("${ctr[@]}" version 2>/dev/null | awk '/Server/{s=1} s && /Version/{print $2; exit}')"
 }
 
 # Stop the kubelet first (it would restart what we stop), then every
