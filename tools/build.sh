@@ -131,7 +131,7 @@ expected_seconds() {
 	local-path-provisioner) echo 60 ;;
 	dra-example-driver) echo 240 ;;
 	lws) echo 150 ;;
-	grove) echo 90 ;;
+	grove) echo 110 ;;
 	pypiserver) echo 15 ;;
 	*) echo 60 ;;
 	esac
@@ -532,6 +532,7 @@ grove)
 		log "grove: GROVE_SOURCE must name a clone of github.com/ai-dynamo/grove (git clone https://github.com/ai-dynamo/grove): the Go module proxy refuses its operator module"
 		exit 2
 	fi
+	[[ -z "${GROVE_SOURCE:-}" ]] || GROVE_SOURCE="$(cd "$GROVE_SOURCE" && pwd)" # build() runs in its own directory
 	build grove "$grove_dir" build_grove
 	;;
 all)
