@@ -19,35 +19,25 @@
 // a checkout of its source (GROVE_SOURCE).
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { REMOTE_NAMESPACE, asArray, getIn, getString, hydrationName, isObject } from '#lib';
+import { REMOTE_NAMESPACE, getIn, getString, hydrationName } from '#lib';
 import type { JsonObject } from '#lib';
 import {
-  ENGINE_POOL,
   ENGINE_TEST_TIMEOUT,
   ENGINE_WAIT as WAIT,
-  FAKE_GPU_CLASS,
   HUB_FILE_SHAS,
-  VLLM_ARGS,
   closeStory,
   engineFiles,
+  envNames,
+  gangPodsBy,
   hubCache,
   nodeOf,
   openStory,
   readShas,
   replicaOf,
+  runningEnv,
+  standinGangReplica,
 } from './hub/engine.js';
-import {
-  ENGINE_STANDIN_IMAGE,
-  apply,
-  conditionTrue,
-  eventually,
-  getObject,
-  kubectl,
-  list,
-  nodesPlane,
-  reasonOf,
-  replicaManifest,
-} from './plane.js';
+import { apply, conditionTrue, eventually, getObject, kubectl, list, nodesPlane, reasonOf } from './plane.js';
 
 const NAMESPACE = 'e2e-node-grove';
 const CACHE = 'gang';
@@ -75,40 +65,7 @@ const podCliqueSet = (): JsonObject | undefined =>
   );
 
 /** The gang's pods, leader first (Grove names each clique's pods after the clique: …-gang-0-leader-…, …-gang-0-worker-…). */
-const gangPods = (pcs: string): JsonObject[] =>
-  list(CLUSTER, 'pods', REMOTE_NAMESPACE, `${PART_OF}=${pcs}`).sort((a, b) =>
-    (getString(a, 'metadata', 'name') ?? '').localeCompare(getString(b, 'metadata', 'name') ?? ''),
-  );
-
-/** A variable as the running container has it (its env after Kubernetes expanded `$(VAR)` references). */
-function runningEnv(pod: JsonObject, name: string): string {
-  const result = kubectl(CLUSTER, ['exec', '-n', REMOTE_NAMESPACE, getString(pod, 'metadata', 'name') ?? '', '--', 'printenv', name]);
-  if (result.code !== 0) throw new Error(`printenv ${name} in ${getString(pod, 'metadata', 'name') ?? ''}: ${result.stderr.trim()}`);
-  return result.stdout.trim();
-}
-
-const envNames = (pod: JsonObject): (string | undefined)[] =>
-  asArray(getIn(asArray(getIn(pod, 'spec', 'containers')).find(isObject), 'env'))
-    .filter(isObject)
-    .map((e) => getString(e, 'name'));
-
-/** A Leader and one Worker of the vLLM stand-in, each with a fake GPU; the engine's env also carries upstream's form. */
-function gangReplica(): JsonObject {
-  const member = (role: 'Leader' | 'Worker'): JsonObject => ({
-    role,
-    nodePoolName: ENGINE_POOL,
-    ...(role === 'Worker' ? { worker: { nodes: 1 } } : {}),
-    deviceRequests: [{ name: 'gpu', deviceClassName: FAKE_GPU_CLASS, count: 1 }],
-    template: {
-      spec: {
-        containers: [
-          { name: 'engine', image: ENGINE_STANDIN_IMAGE, args: VLLM_ARGS, env: [{ name: 'UPSTREAM_FORM', value: UPSTREAM_FORM }] },
-        ],
-      },
-    },
-  });
-  return replicaManifest(NAMESPACE, REPLICA, INFERENCE_CLUSTER, CACHE, [member('Leader'), member('Worker')]);
-}
+const gangPods = (pcs: string): JsonObject[] => gangPodsBy(CLUSTER, `${PART_OF}=${pcs}`);
 
 describe.skipIf(!nodesPlane('nodes-grove.e2e.ts') || !groveOn('nodes-grove.e2e.ts'))(
   'real pods on real nodes: a gang replica run by the real Grove operator',
@@ -136,7 +93,10 @@ describe.skipIf(!nodesPlane('nodes-grove.e2e.ts') || !groveOn('nodes-grove.e2e.t
             ) === 'Staged',
           WAIT,
         );
-        apply('control-plane', gangReplica());
+        apply(
+          'control-plane',
+          standinGangReplica(NAMESPACE, REPLICA, INFERENCE_CLUSTER, CACHE, [{ name: 'UPSTREAM_FORM', value: UPSTREAM_FORM }]),
+        );
 
         const pcs = await eventually('the PodCliqueSet on cluster-a', podCliqueSet, WAIT);
         const name = getString(pcs, 'metadata', 'name') ?? '';
@@ -184,11 +144,11 @@ describe.skipIf(!nodesPlane('nodes-grove.e2e.ts') || !groveOn('nodes-grove.e2e.t
         const env = envNames(pod);
         expect(env.indexOf('GROVE_PCSG_NAME'), 'alpha.6 appends its variables').toBeGreaterThan(env.indexOf('MODELPLANE_LEADER_ADDRESS'));
         expect(env.indexOf('GROVE_PCSG_NAME')).toBeGreaterThan(env.indexOf('UPSTREAM_FORM'));
-        expect(runningEnv(pod, 'GROVE_PCSG_NAME')).toBe(`${name}-0-gang`);
-        expect(runningEnv(pod, 'GROVE_PCSG_INDEX')).toBe('0');
-        expect(runningEnv(pod, 'MODELPLANE_GANG_INDEX')).toBe('0');
-        expect(runningEnv(pod, 'MODELPLANE_LEADER_ADDRESS'), 'what we compose, expanded by Kubernetes').toBe(address);
-        expect(runningEnv(pod, 'UPSTREAM_FORM'), 'upstream’s form, left as written').toBe(UPSTREAM_FORM);
+        expect(runningEnv(CLUSTER, pod, 'GROVE_PCSG_NAME')).toBe(`${name}-0-gang`);
+        expect(runningEnv(CLUSTER, pod, 'GROVE_PCSG_INDEX')).toBe('0');
+        expect(runningEnv(CLUSTER, pod, 'MODELPLANE_GANG_INDEX')).toBe('0');
+        expect(runningEnv(CLUSTER, pod, 'MODELPLANE_LEADER_ADDRESS'), 'what we compose, expanded by Kubernetes').toBe(address);
+        expect(runningEnv(CLUSTER, pod, 'UPSTREAM_FORM'), 'upstream’s form, left as written').toBe(UPSTREAM_FORM);
       }
     });
 

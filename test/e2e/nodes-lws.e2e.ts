@@ -14,7 +14,7 @@
 // On a plane without nodes it is skipped.
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { REMOTE_NAMESPACE, asArray, getIn, getString, hydrationName, isObject } from '#lib';
+import { REMOTE_NAMESPACE, getIn, getString, hydrationName } from '#lib';
 import type { JsonObject } from '#lib';
 import {
   ENGINE_TEST_TIMEOUT,
@@ -22,14 +22,17 @@ import {
   HUB_FILE_SHAS,
   closeStory,
   engineFiles,
+  envNames,
+  gangPodsBy,
   hubCache,
   nodeOf,
   openStory,
   readShas,
   replicaOf,
+  runningEnv,
   standinGangReplica,
 } from './hub/engine.js';
-import { apply, conditionTrue, eventually, getObject, kubectl, list, reasonOf, nodesPlane } from './plane.js';
+import { apply, conditionTrue, eventually, getObject, list, reasonOf, nodesPlane } from './plane.js';
 import { HUB_BESIDE_REPO } from './hub/repo.js';
 
 const NAMESPACE = 'e2e-node-lws';
@@ -47,17 +50,7 @@ const leaderWorkerSet = (): JsonObject | undefined =>
   );
 
 /** The gang's pods, leader first (LWS names them <lws>-0 and <lws>-0-1). */
-const gangPods = (lws: string): JsonObject[] =>
-  list(CLUSTER, 'pods', REMOTE_NAMESPACE, `${LWS_NAME}=${lws}`).sort((a, b) =>
-    (getString(a, 'metadata', 'name') ?? '').localeCompare(getString(b, 'metadata', 'name') ?? ''),
-  );
-
-/** A variable as the running container has it (its env after Kubernetes expanded `$(VAR)` references). */
-function runningEnv(pod: JsonObject, name: string): string {
-  const result = kubectl(CLUSTER, ['exec', '-n', REMOTE_NAMESPACE, getString(pod, 'metadata', 'name') ?? '', '--', 'printenv', name]);
-  if (result.code !== 0) throw new Error(`printenv ${name} in ${getString(pod, 'metadata', 'name') ?? ''}: ${result.stderr.trim()}`);
-  return result.stdout.trim();
-}
+const gangPods = (lws: string): JsonObject[] => gangPodsBy(CLUSTER, `${LWS_NAME}=${lws}`);
 
 describe.skipIf(!nodesPlane('nodes-lws.e2e.ts'))(
   'real pods on real nodes: a gang replica run by the real LeaderWorkerSet controller',
@@ -107,10 +100,8 @@ describe.skipIf(!nodesPlane('nodes-lws.e2e.ts'))(
     it('gives each pod LWS’s env first, so the leader address and rank we compose expand in the running containers', () => {
       const name = getString(leaderWorkerSet(), 'metadata', 'name') ?? '';
       const [leader, worker] = gangPods(name);
-      for (const pod of [leader, worker]) {
-        const env = asArray(getIn(asArray(getIn(pod, 'spec', 'containers')).find(isObject), 'env'))
-          .filter(isObject)
-          .map((e) => getString(e, 'name'));
+      for (const pod of [leader!, worker!]) {
+        const env = envNames(pod);
         // LWS's pod webhook puts its variables at the front: a `$(VAR)` after them expands.
         expect(env.slice(0, 3)).toEqual(['LWS_LEADER_ADDRESS', 'LWS_GROUP_SIZE', 'LWS_WORKER_INDEX']);
         expect(env.indexOf('MODELPLANE_LEADER_ADDRESS')).toBeGreaterThan(env.indexOf('LWS_LEADER_ADDRESS'));
@@ -121,9 +112,9 @@ describe.skipIf(!nodesPlane('nodes-lws.e2e.ts'))(
         [leader, '0'],
         [worker, '1'],
       ] as const) {
-        expect(runningEnv(pod!, 'LWS_LEADER_ADDRESS')).toBe(address);
-        expect(runningEnv(pod!, 'MODELPLANE_LEADER_ADDRESS'), 'our alias, expanded by Kubernetes').toBe(address);
-        expect(runningEnv(pod!, 'MODELPLANE_RANK')).toBe(rank);
+        expect(runningEnv(CLUSTER, pod!, 'LWS_LEADER_ADDRESS')).toBe(address);
+        expect(runningEnv(CLUSTER, pod!, 'MODELPLANE_LEADER_ADDRESS'), 'our alias, expanded by Kubernetes').toBe(address);
+        expect(runningEnv(CLUSTER, pod!, 'MODELPLANE_RANK')).toBe(rank);
       }
     });
 

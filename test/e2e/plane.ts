@@ -275,9 +275,9 @@ export function replicaManifest(
   };
 }
 
-/** A member's pod: one container `engine` of this image and args. */
-export const engineTemplate = (image: string, args: string[]): JsonObject => ({
-  spec: { containers: [{ name: 'engine', image, args }] },
+/** A member's pod: one container `engine` of this image and args (and env, when given). */
+export const engineTemplate = (image: string, args: string[], env: JsonObject[] = []): JsonObject => ({
+  spec: { containers: [{ name: 'engine', image, args, ...(env.length > 0 ? { env } : {}) }] },
 });
 
 /** The node pool standaloneReplica's engine names unless told otherwise (its nodePoolName). */

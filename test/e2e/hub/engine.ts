@@ -90,17 +90,40 @@ export const standinReplica = (namespace: string, name: string, cluster: string,
 /** vLLM's own args for the model the cache's contract names, as docs/engine-contract.md writes them. */
 export const VLLM_ARGS = ['--model=$(MODELPLANE_MODEL)', '--revision=$(MODELPLANE_MODEL_REVISION)'];
 
-/** A gang replica: a Leader and one Worker, each the vLLM stand-in with one fake GPU, in the stories' pool (a LeaderWorkerSet). */
-export function standinGangReplica(namespace: string, name: string, cluster: string, cache: string): JsonObject {
+/**
+ * A gang replica: a Leader and one Worker, each the vLLM stand-in with one fake GPU, in the stories' pool (a
+ * LeaderWorkerSet, or a Grove PodCliqueSet on the Dynamo stack); `env`, more of the engine container's own.
+ */
+export function standinGangReplica(namespace: string, name: string, cluster: string, cache: string, env: JsonObject[] = []): JsonObject {
   const member = (role: 'Leader' | 'Worker'): JsonObject => ({
     role,
     nodePoolName: ENGINE_POOL,
     ...(role === 'Worker' ? { worker: { nodes: 1 } } : {}),
     deviceRequests: [{ name: 'gpu', deviceClassName: FAKE_GPU_CLASS, count: 1 }],
-    template: engineTemplate(ENGINE_STANDIN_IMAGE, VLLM_ARGS),
+    template: engineTemplate(ENGINE_STANDIN_IMAGE, VLLM_ARGS, env),
   });
   return replicaManifest(namespace, name, cluster, cache, [member('Leader'), member('Worker')]);
 }
+
+/** A gang's pods on a cluster by a label selector, in name order (the leader's name sorts first under LWS and Grove). */
+export const gangPodsBy = (cluster: Cluster, selector: string): JsonObject[] =>
+  list(cluster, 'pods', REMOTE_NAMESPACE, selector).sort((a, b) =>
+    (getString(a, 'metadata', 'name') ?? '').localeCompare(getString(b, 'metadata', 'name') ?? ''),
+  );
+
+/** A variable as a pod's running container has it (its env after Kubernetes expanded `$(VAR)` references). */
+export function runningEnv(cluster: Cluster, pod: JsonObject, name: string): string {
+  const podName = getString(pod, 'metadata', 'name') ?? '';
+  const result = kubectl(cluster, ['exec', '-n', REMOTE_NAMESPACE, podName, '--', 'printenv', name]);
+  if (result.code !== 0) throw new Error(`printenv ${name} in ${podName}: ${result.stderr.trim()}`);
+  return result.stdout.trim();
+}
+
+/** The names in a pod's first container's env, in the order the kubelet resolves them. */
+export const envNames = (pod: JsonObject): (string | undefined)[] =>
+  asArray(getIn(asArray(getIn(pod, 'spec', 'containers')).find(isObject), 'env'))
+    .filter(isObject)
+    .map((e) => getString(e, 'name'));
 
 /** A ModelCache of the hub's public repository (or `repo`) on the clusters labelled `label: yes` (openStory labels the story's). */
 export const hubCache = (namespace: string, name: string, label: string, repo: string = HUB_REPO): JsonObject =>
