@@ -19,12 +19,13 @@
 // a checkout of its source (GROVE_SOURCE).
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { REMOTE_NAMESPACE, getIn, getString, hydrationName } from '#lib';
+import { REMOTE_NAMESPACE, getIn, getString } from '#lib';
 import type { JsonObject } from '#lib';
 import {
   ENGINE_TEST_TIMEOUT,
   ENGINE_WAIT as WAIT,
   HUB_FILE_SHAS,
+  cacheStaged,
   closeStory,
   engineFiles,
   envNames,
@@ -84,15 +85,7 @@ describe.skipIf(!nodesPlane('nodes-grove.e2e.ts') || !groveOn('nodes-grove.e2e.t
           spec: { stack: 'Dynamo' },
         });
         apply('control-plane', hubCache(NAMESPACE, CACHE, 'modelplane.ai/node-grove'));
-        await eventually(
-          'the cache Ready on cluster-a',
-          () =>
-            reasonOf(
-              getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, INFERENCE_CLUSTER), NAMESPACE),
-              'ArtifactReady',
-            ) === 'Staged',
-          WAIT,
-        );
+        await cacheStaged(NAMESPACE, CACHE, INFERENCE_CLUSTER);
         apply(
           'control-plane',
           standinGangReplica(NAMESPACE, REPLICA, INFERENCE_CLUSTER, CACHE, [{ name: 'UPSTREAM_FORM', value: UPSTREAM_FORM }]),

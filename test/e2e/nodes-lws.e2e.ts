@@ -14,12 +14,13 @@
 // On a plane without nodes it is skipped.
 
 import { afterAll, describe, expect, it } from 'vitest';
-import { REMOTE_NAMESPACE, getIn, getString, hydrationName } from '#lib';
+import { REMOTE_NAMESPACE, getIn, getString } from '#lib';
 import type { JsonObject } from '#lib';
 import {
   ENGINE_TEST_TIMEOUT,
   ENGINE_WAIT as WAIT,
   HUB_FILE_SHAS,
+  cacheStaged,
   closeStory,
   engineFiles,
   envNames,
@@ -32,7 +33,7 @@ import {
   runningEnv,
   standinGangReplica,
 } from './hub/engine.js';
-import { apply, conditionTrue, eventually, getObject, list, reasonOf, nodesPlane } from './plane.js';
+import { apply, conditionTrue, eventually, list, reasonOf, nodesPlane } from './plane.js';
 import { HUB_BESIDE_REPO } from './hub/repo.js';
 
 const NAMESPACE = 'e2e-node-lws';
@@ -63,15 +64,7 @@ describe.skipIf(!nodesPlane('nodes-lws.e2e.ts'))(
       async () => {
         openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-lws', INFERENCE_CLUSTER);
         apply('control-plane', hubCache(NAMESPACE, CACHE, 'modelplane.ai/node-lws', HUB_BESIDE_REPO));
-        await eventually(
-          'the cache Ready on cluster-b',
-          () =>
-            reasonOf(
-              getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, INFERENCE_CLUSTER), NAMESPACE),
-              'ArtifactReady',
-            ) === 'Staged',
-          WAIT,
-        );
+        await cacheStaged(NAMESPACE, CACHE, INFERENCE_CLUSTER);
         apply('control-plane', standinGangReplica(NAMESPACE, REPLICA, INFERENCE_CLUSTER, CACHE));
 
         const lws = await eventually('the LeaderWorkerSet on cluster-b', leaderWorkerSet, WAIT);

@@ -5,7 +5,7 @@
 // for its pod to be Ready and the replica Serving, what the engine says it
 // read, and the end of the story.
 
-import { REMOTE_NAMESPACE, asArray, getIn, getString, isObject, type JsonObject } from '#lib';
+import { REMOTE_NAMESPACE, asArray, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
 import { sha256 } from '../../support/fake-hub.js';
 import {
   ENGINE_STANDIN_IMAGE,
@@ -103,6 +103,20 @@ export function standinGangReplica(namespace: string, name: string, cluster: str
     template: engineTemplate(ENGINE_STANDIN_IMAGE, VLLM_ARGS, env),
   });
   return replicaManifest(namespace, name, cluster, cache, [member('Leader'), member('Worker')]);
+}
+
+/** Wait for a cache's hydration on one InferenceCluster to say Staged; that hydration. */
+export async function cacheStaged(namespace: string, cache: string, inferenceCluster: string): Promise<JsonObject> {
+  const hydration = (): JsonObject | undefined =>
+    getObject('control-plane', 'modelcachehydration', hydrationName(namespace, cache, inferenceCluster), namespace);
+  return eventually(
+    `${cache} Ready on ${inferenceCluster}`,
+    () => {
+      const found = hydration();
+      return reasonOf(found, 'ArtifactReady') === 'Staged' ? found : undefined;
+    },
+    { ...ENGINE_WAIT, describe: () => JSON.stringify(getIn(hydration(), 'status')) },
+  );
 }
 
 /** A gang's pods on a cluster by a label selector, in name order (the leader's name sorts first under LWS and Grove). */
