@@ -30,6 +30,7 @@ import {
   engineFiles,
   envNames,
   gangPodsBy,
+  gangReady,
   hubCache,
   nodeOf,
   openStory,
@@ -38,7 +39,7 @@ import {
   runningEnv,
   standinGangReplica,
 } from './hub/engine.js';
-import { apply, conditionTrue, eventually, getObject, kubectl, list, nodesPlane, reasonOf } from './plane.js';
+import { apply, eventually, getObject, kubectl, list, nodesPlane, reasonOf } from './plane.js';
 
 const NAMESPACE = 'e2e-node-grove';
 const CACHE = 'gang';
@@ -93,24 +94,7 @@ describe.skipIf(!nodesPlane('nodes-grove.e2e.ts') || !groveOn('nodes-grove.e2e.t
 
         const pcs = await eventually('the PodCliqueSet on cluster-a', podCliqueSet, WAIT);
         const name = getString(pcs, 'metadata', 'name') ?? '';
-        const pods = await eventually(
-          'the leader and the worker Ready on the node',
-          () => {
-            const found = gangPods(name);
-            return found.length === 2 && found.every((pod) => conditionTrue(pod, 'Ready')) ? found : undefined;
-          },
-          {
-            ...WAIT,
-            describe: () =>
-              JSON.stringify(
-                gangPods(name).map((p) => [
-                  getString(p, 'metadata', 'name'),
-                  getIn(p, 'status', 'phase'),
-                  getIn(p, 'spec', 'schedulingGates'),
-                ]),
-              ),
-          },
-        );
+        const pods = await gangReady(() => gangPods(name));
         // Grove's names: a gang's PodClique is <pcs>-<index>-<scaling group>-<gang index>-<clique>.
         expect(pods.map((p) => getString(p, 'metadata', 'labels', 'grove.io/podclique'))).toEqual([
           `${name}-0-gang-0-leader`,

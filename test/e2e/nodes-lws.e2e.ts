@@ -25,6 +25,7 @@ import {
   engineFiles,
   envNames,
   gangPodsBy,
+  gangReady,
   hubCache,
   nodeOf,
   openStory,
@@ -69,17 +70,7 @@ describe.skipIf(!nodesPlane('nodes-lws.e2e.ts'))(
 
         const lws = await eventually('the LeaderWorkerSet on cluster-b', leaderWorkerSet, WAIT);
         const name = getString(lws, 'metadata', 'name') ?? '';
-        const pods = await eventually(
-          'the leader and the worker Ready on the node',
-          () => {
-            const found = gangPods(name);
-            return found.length === 2 && found.every((pod) => conditionTrue(pod, 'Ready')) ? found : undefined;
-          },
-          {
-            ...WAIT,
-            describe: () => JSON.stringify(gangPods(name).map((p) => [getString(p, 'metadata', 'name'), getIn(p, 'status', 'phase')])),
-          },
-        );
+        const pods = await gangReady(() => gangPods(name));
         expect(pods.map((p) => getString(p, 'metadata', 'name'))).toEqual([`${name}-0`, `${name}-0-1`]);
         for (const pod of pods) expect(getString(pod, 'spec', 'nodeName')).toBe(nodeOf(CLUSTER));
         // The controller's own workload objects: the leaders' StatefulSet and the group's workers'.

@@ -125,6 +125,23 @@ export const gangPodsBy = (cluster: Cluster, selector: string): JsonObject[] =>
     (getString(a, 'metadata', 'name') ?? '').localeCompare(getString(b, 'metadata', 'name') ?? ''),
   );
 
+/** Wait for a gang's two pods (the leader and one worker, as `pods` lists them) to be Ready; them. */
+export const gangReady = (pods: () => JsonObject[]): Promise<JsonObject[]> =>
+  eventually(
+    'the leader and the worker Ready on the node',
+    () => {
+      const found = pods();
+      return found.length === 2 && found.every((pod) => conditionTrue(pod, 'Ready')) ? found : undefined;
+    },
+    {
+      ...ENGINE_WAIT,
+      describe: () =>
+        JSON.stringify(
+          pods().map((p) => [getString(p, 'metadata', 'name'), getIn(p, 'status', 'phase'), getIn(p, 'spec', 'schedulingGates')]),
+        ),
+    },
+  );
+
 /** A variable as a pod's running container has it (its env after Kubernetes expanded `$(VAR)` references). */
 export function runningEnv(cluster: Cluster, pod: JsonObject, name: string): string {
   const podName = getString(pod, 'metadata', 'name') ?? '';
