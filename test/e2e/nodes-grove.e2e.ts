@@ -78,13 +78,7 @@ describe.skipIf(!nodesPlane('nodes-grove.e2e.ts') || !groveOn('nodes-grove.e2e.t
       'stages the cache on the cluster, then Grove makes the gang’s leader and worker pods',
       { timeout: ENGINE_TEST_TIMEOUT },
       async () => {
-        openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-grove', INFERENCE_CLUSTER);
-        apply('control-plane', {
-          apiVersion: 'modelplane.ai/v1alpha1',
-          kind: 'InferenceCluster',
-          metadata: { name: INFERENCE_CLUSTER, labels: { 'modelplane.ai/node-grove': 'yes' } },
-          spec: { stack: 'Dynamo' },
-        });
+        openStory(NAMESPACE, CLUSTER, 'modelplane.ai/node-grove', INFERENCE_CLUSTER, { stack: 'Dynamo' });
         apply('control-plane', hubCache(NAMESPACE, CACHE, 'modelplane.ai/node-grove'));
         await cacheStaged(NAMESPACE, CACHE, INFERENCE_CLUSTER);
         apply(

@@ -304,8 +304,8 @@ export function standaloneReplica(
 export const E2E_HF_TOKEN = 'hf_e2e_not_a_real_token';
 
 /** An InferenceCluster as a platform team labels it (its status comes from setInferenceClusterStatus). */
-export function inferenceCluster(name: string, labels: Record<string, string>): JsonObject {
-  return { apiVersion: 'modelplane.ai/v1alpha1', kind: 'InferenceCluster', metadata: { name, labels }, spec: {} };
+export function inferenceCluster(name: string, labels: Record<string, string>, spec: JsonObject = {}): JsonObject {
+  return { apiVersion: 'modelplane.ai/v1alpha1', kind: 'InferenceCluster', metadata: { name, labels }, spec };
 }
 
 /** The Secret `hf-token` holding E2E_HF_TOKEN under HF_TOKEN, in a namespace. */

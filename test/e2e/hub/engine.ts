@@ -58,12 +58,12 @@ export const leavePool = (cluster: Cluster): void => {
 
 /**
  * The story's namespace, its cluster's node in the pool, and its InferenceCluster (named `name`, the workload
- * cluster's own name unless the story plays beside others: docs/nodes.md, "Two lanes") labelled `label: yes`.
+ * cluster's own name unless the story plays beside others: docs/nodes.md, "Two lanes") labelled `label: yes`, its spec `spec` (nodes-grove: the Dynamo stack).
  */
-export function openStory(namespace: string, cluster: Cluster, label: string, name: string = cluster): void {
+export function openStory(namespace: string, cluster: Cluster, label: string, name: string = cluster, spec: JsonObject = {}): void {
   joinPool(cluster, ENGINE_POOL);
   apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  apply('control-plane', inferenceCluster(name, { [label]: 'yes' }));
+  apply('control-plane', inferenceCluster(name, { [label]: 'yes' }, spec));
   setInferenceClusterStatus(name, {
     providerConfigRef: { name: cluster },
     cache: { storageClassName: 'modelplane-rwx', imageVolumes: true },
