@@ -5,6 +5,7 @@
 import {
   Ready,
   conditionOf,
+  getString,
   isReady,
   normalEvent,
   remoteManifest,
@@ -13,6 +14,7 @@ import {
   type JsonObject,
   type RunFunctionResponse,
 } from '#lib';
+import { GROVE_SCHEDULER } from './grove.js';
 import { EPP_KEYS } from './names.js';
 
 export const MODEL_ACCEPTED = 'ModelAccepted';
@@ -104,12 +106,23 @@ function hasRemoteManifest(object: JsonObject | undefined): boolean {
   return manifest !== undefined && Object.keys(manifest).length > 0;
 }
 
+/**
+ * What a workload of a kind waits on beyond its own controller, said while it
+ * is not Available: a Dynamo gang's pods ask for KAI's scheduler by name, and
+ * on a cluster without KAI they stay Pending with nothing else to say so.
+ */
+const ALSO_WAITS_ON: ReadonlyMap<string, string> = new Map([
+  ['PodCliqueSet', `its pods ask for the scheduler ${GROVE_SCHEDULER}: KAI must run on the cluster`],
+]);
+
 function startingMessage(observed: Observed, unready: readonly string[], cluster: string): string {
   const details = unready.map((key) => {
+    const object = observed.get(key);
     // provider-kubernetes often gives only a reason (Unavailable); a message, when there is one, says more.
-    const ready = conditionOf(observed.get(key), 'Ready');
-    const why = ready?.message ?? ready?.reason;
-    return why ? `${key} (${why})` : key;
+    const ready = conditionOf(object, 'Ready');
+    const kind = getString(object, 'spec', 'forProvider', 'manifest', 'kind');
+    const why = [ready?.message ?? ready?.reason, kind === undefined ? undefined : ALSO_WAITS_ON.get(kind)].filter(Boolean);
+    return why.length > 0 ? `${key} (${why.join('; ')})` : key;
   });
   return `waiting for ${details.join(', ')} to become Available on ${cluster}`;
 }

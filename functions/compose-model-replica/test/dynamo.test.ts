@@ -301,6 +301,21 @@ describe('the PodCliqueSet name: upstream’s shape with the namespace in the ha
     expect(new Set(names).size).toBe(2);
   });
 
+  it.each([
+    [DYNAMO, 'Unavailable; its pods ask for the scheduler kai-scheduler: KAI must run on the cluster'],
+    ['Standard', 'Unavailable'],
+  ])('a gang not Available yet on %s says what it waits on', async (stack, why) => {
+    const xr = replica({ name: 'r', engines: [GANG] });
+    const first = await compose({}, stack);
+    const observed = observeAll(first, (key) => key !== 'model-serving-main');
+    const rsp = await run(requestFor({ xr, cluster: cluster('cluster-a', { stack }), observed }));
+    expect(condition(rsp, 'ModelReady')).toEqual({
+      status: 'STATUS_CONDITION_FALSE',
+      reason: 'ModelStarting',
+      message: `waiting for model-serving-main (${why}) to become Available on cluster-a`,
+    });
+  });
+
   it('a PodCliqueSet running under upstream’s name keeps it', async () => {
     const xr = replica({ name: 'qwen-0', engines: [GANG] });
     const first = await compose({ name: 'qwen-0' });
