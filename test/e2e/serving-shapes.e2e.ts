@@ -28,6 +28,7 @@ import {
   condition,
   eventually,
   getObject as read,
+  inferenceCluster,
   kubectl,
   kubectlOk,
   kubelet,
@@ -67,14 +68,8 @@ function excerpt(name: string, value: unknown): void {
 
 // --- the objects --------------------------------------------------------------
 
-function inferenceCluster(name: string, stack: 'Standard' | 'Dynamo'): JsonObject {
-  return {
-    apiVersion: 'modelplane.ai/v1alpha1',
-    kind: 'InferenceCluster',
-    metadata: { name, labels: { [TIER]: 'h100' } },
-    spec: { stack },
-  };
-}
+/** One of the story's two InferenceClusters, both of the tier the replicas select, on its stack. */
+const clusterOn = (name: string, stack: 'Standard' | 'Dynamo'): JsonObject => inferenceCluster(name, { [TIER]: 'h100' }, { stack });
 
 const GPU = [{ name: 'gpu', deviceClassName: 'gpu.nvidia.com', count: 8 }];
 const engine = (over: JsonObject = {}): JsonObject => ({ name: 'engine', image: 'vllm/vllm-openai:v0.11.0', ...over });
@@ -283,7 +278,7 @@ describe.skipIf(!standInPlane('serving-shapes.e2e.ts'))('PrefillDecode and the D
 
   it('both replicas wait for the cache, composing no engine, while its claim is not Bound', async () => {
     apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
-    apply('control-plane', inferenceCluster(STANDARD, 'Standard'), inferenceCluster(DYNAMO, 'Dynamo'));
+    apply('control-plane', clusterOn(STANDARD, 'Standard'), clusterOn(DYNAMO, 'Dynamo'));
     for (const [name, workload] of Object.entries(WORKLOAD)) setInferenceClusterStatus(name, { providerConfigRef: { name: workload } });
     for (const cluster of Object.values(WORKLOAD)) {
       apply(cluster, {
