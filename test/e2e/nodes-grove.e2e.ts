@@ -34,6 +34,7 @@ import {
   hubCache,
   nodeOf,
   openStory,
+  reachLeader,
   readShas,
   replicaOf,
   runningEnv,
@@ -121,6 +122,19 @@ describe.skipIf(!nodesPlane('nodes-grove.e2e.ts') || !groveOn('nodes-grove.e2e.t
         expect(runningEnv(CLUSTER, pod, 'MODELPLANE_LEADER_ADDRESS'), 'what we compose, expanded by Kubernetes').toBe(address);
         expect(runningEnv(CLUSTER, pod, 'UPSTREAM_FORM'), 'upstream’s form, left as written').toBe(UPSTREAM_FORM);
       }
+    });
+
+    it('resolves our address in the worker to the leader pod, through the cluster’s DNS, and reaches its engine; upstream’s form resolves to nothing', () => {
+      const name = getString(podCliqueSet(), 'metadata', 'name') ?? '';
+      const [leader, worker] = gangPods(name);
+      expect(reachLeader(CLUSTER, worker!)).toEqual({
+        name: `${name}-0-gang-0-leader-0.${name}-0.${REMOTE_NAMESPACE}.svc.cluster.local`,
+        ip: getString(leader, 'status', 'podIP'),
+        health: 200,
+      });
+      const upstream = reachLeader(CLUSTER, worker!, 'UPSTREAM_FORM');
+      expect(upstream.name).toBe(UPSTREAM_FORM);
+      expect('error' in upstream && upstream.error, JSON.stringify(upstream)).toMatch(/^gaierror: /);
     });
 
     it('reads the model offline in both pods, and the PodCliqueSet’s counters make the replica Serving', async () => {

@@ -29,6 +29,7 @@ import {
   hubCache,
   nodeOf,
   openStory,
+  reachLeader,
   readShas,
   replicaOf,
   runningEnv,
@@ -100,6 +101,16 @@ describe.skipIf(!nodesPlane('nodes-lws.e2e.ts'))(
         expect(runningEnv(CLUSTER, pod!, 'MODELPLANE_LEADER_ADDRESS'), 'our alias, expanded by Kubernetes').toBe(address);
         expect(runningEnv(CLUSTER, pod!, 'MODELPLANE_RANK')).toBe(rank);
       }
+    });
+
+    it('resolves that address in the worker to the leader pod, through the cluster’s DNS, and reaches its engine there', () => {
+      const name = getString(leaderWorkerSet(), 'metadata', 'name') ?? '';
+      const [leader, worker] = gangPods(name);
+      expect(reachLeader(CLUSTER, worker!)).toEqual({
+        name: `${name}-0.${getString(leader, 'spec', 'subdomain') ?? ''}.${REMOTE_NAMESPACE}`,
+        ip: getString(leader, 'status', 'podIP'),
+        health: 200,
+      });
     });
 
     it('reads the model offline in both pods, and the LeaderWorkerSet’s Available makes the replica Serving', async () => {

@@ -176,12 +176,14 @@ node_certs() {
 	mkdir -p "$c"
 	# The identities a real cluster gives its node components: each one is
 	# bound by the API server's bootstrap RBAC (or its Node authorizer).
-	for who in admin kubelet kube-proxy kube-scheduler kube-controller-manager dra-driver; do
+	for who in admin kubelet kube-proxy kube-scheduler kube-controller-manager dra-driver coredns; do
 		case "$who" in
 		admin) subject="/O=system:masters/CN=modelplane-node-admin" ;;
 		kubelet) subject="/O=system:nodes/CN=system:node:$node" ;;
 		# The DRA driver's own user, bound below to what upstream's chart grants it.
 		dra-driver) subject="/CN=modelplane:dra-driver:$node" ;;
+		# CoreDNS's own user, bound below to what kubeadm grants its ServiceAccount.
+		coredns) subject="/CN=modelplane:coredns:$node" ;;
 		*) subject="/CN=system:$who" ;;
 		esac
 		openssl_quiet req -newkey rsa:2048 -nodes -subj "$subject" -keyout "$c/$who.key" -out "$c/$who.csr"
@@ -195,6 +197,7 @@ node_certs() {
 	node_kubeconfig "$dir/kubelet.kubeconfig" "$api_node" kubelet
 	node_kubeconfig "$dir/kube-proxy.kubeconfig" "$api_node" kube-proxy
 	node_kubeconfig "$dir/dra-driver.kubeconfig" "$api_host" dra-driver
+	node_kubeconfig "$dir/coredns.kubeconfig" "$api_host" coredns
 }
 
 # The node's network: its namespace, a veth pair to the host, a route from
@@ -342,6 +345,8 @@ authentication:
 authorization: {mode: Webhook}
 failSwapOn: false
 resolvConf: /etc/resolv.conf
+clusterDNS: [$CLUSTER_DNS_IP]
+clusterDomain: cluster.local
 podLogsDir: $dir/pod-logs
 # A machine shared with a build: evict only when it is nearly full.
 evictionHard: {memory.available: 100Mi, nodefs.available: 2%, imagefs.available: 2%}
@@ -378,6 +383,71 @@ node_control() {
 		--leader-elect=false --secure-port 0 --use-service-account-credentials --cluster-name "$name" \
 		--service-account-private-key-file "$NODE_CERTS/sa.key" --root-ca-file "$NODE_CERTS/ca.crt" \
 		--cluster-signing-cert-file "$NODE_CERTS/ca.crt" --cluster-signing-key-file "$NODE_CERTS/ca.key"
+}
+
+# CoreDNS (COREDNS_VERSION), the cluster's DNS, as a process on the host
+# listening on the host's end of the node's veth, behind the kube-dns Service
+# at the address kubeadm gives it (the kubelet's clusterDNS): a pod's lookup
+# goes through kube-proxy's rules as on a real cluster. Its Corefile is
+# kubeadm's but for the plugins a node here needs (tools/build.sh coredns);
+# its identity a user of its own with kubeadm's ClusterRole system:coredns.
+CLUSTER_DNS_IP=10.96.0.10
+COREDNS_READY_BASE_PORT=19490
+node_dns() {
+	local ready=$((COREDNS_READY_BASE_PORT + index))
+	cat >"$dir/Corefile" <<COREFILE
+.:53 {
+    bind $host_ip
+    errors
+    ready 127.0.0.1:$ready
+    kubernetes cluster.local in-addr.arpa ip6.arpa {
+        kubeconfig $dir/coredns.kubeconfig
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+        ttl 30
+    }
+    forward . /etc/resolv.conf {
+        max_concurrent 1000
+    }
+    cache 30 {
+        disable success cluster.local
+        disable denial cluster.local
+    }
+}
+COREFILE
+	k apply -f - >/dev/null <<YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: "system:coredns"}
+rules:
+- {apiGroups: [""], resources: [endpoints, services, pods, namespaces], verbs: [list, watch]}
+- {apiGroups: [discovery.k8s.io], resources: [endpointslices], verbs: [list, watch]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "system:coredns"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:coredns"}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "modelplane:coredns:$node"}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: kube-dns, namespace: kube-system, labels: {k8s-app: kube-dns}}
+spec:
+  clusterIP: $CLUSTER_DNS_IP
+  ports: [{name: dns, port: 53, protocol: UDP}, {name: dns-tcp, port: 53, protocol: TCP}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata:
+  name: kube-dns-$node
+  namespace: kube-system
+  labels: {kubernetes.io/service-name: kube-dns, endpointslice.kubernetes.io/managed-by: node.sh.modelplane.ai}
+addressType: IPv4
+endpoints: [{addresses: [$host_ip], conditions: {ready: true}}]
+ports: [{name: dns, port: 53, protocol: UDP}, {name: dns-tcp, port: 53, protocol: TCP}]
+YAML
+	nstart coredns "$COREDNS" -conf "$dir/Corefile"
+	nwait "CoreDNS ready on $host_ip:53" 60 curl -fsS "http://127.0.0.1:$ready/ready"
 }
 
 # rancher's local-path-provisioner, as a process on the host (as the plane
@@ -608,7 +678,7 @@ node_ready() {
 up() {
 	local t0=$SECONDS tool
 	for tool in "$KUBELET" "$KUBE_SCHEDULER" "$KUBE_PROXY" "$KUBE_CONTROLLER_MANAGER" "$CONTAINERD_BIN/containerd" \
-		"$CNI_PLUGINS_BIN/bridge" "$LOCAL_PATH_PROVISIONER" "$DRA_EXAMPLE_KUBELETPLUGIN" "$LWS_MANAGER"; do
+		"$CNI_PLUGINS_BIN/bridge" "$LOCAL_PATH_PROVISIONER" "$DRA_EXAMPLE_KUBELETPLUGIN" "$LWS_MANAGER" "$COREDNS"; do
 		[[ -x "$tool" ]] || { node_say "$tool is missing: run \`make tools\`"; return 1; }
 	done
 	for tool in runc iptables nsenter; do
@@ -622,6 +692,7 @@ up() {
 	node_cgroups
 	node_containerd
 	node_control
+	node_dns
 	node_kubelet
 	node_proxy
 	nwait "node $node Ready" 120 node_ready

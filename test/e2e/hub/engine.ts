@@ -142,13 +142,40 @@ export const gangReady = (pods: () => JsonObject[]): Promise<JsonObject[]> =>
     },
   );
 
-/** A variable as a pod's running container has it (its env after Kubernetes expanded `$(VAR)` references). */
-export function runningEnv(cluster: Cluster, pod: JsonObject, name: string): string {
+/** What `command` prints in a pod's running (first) container; a failure names the pod and what was run. */
+function execIn(cluster: Cluster, pod: JsonObject, command: string[], what: string): string {
   const podName = getString(pod, 'metadata', 'name') ?? '';
-  const result = kubectl(cluster, ['exec', '-n', REMOTE_NAMESPACE, podName, '--', 'printenv', name]);
-  if (result.code !== 0) throw new Error(`printenv ${name} in ${podName}: ${result.stderr.trim()}`);
+  const result = kubectl(cluster, ['exec', '-n', REMOTE_NAMESPACE, podName, '--', ...command]);
+  if (result.code !== 0) throw new Error(`${what} in ${podName}: ${result.stderr.trim()}`);
   return result.stdout.trim();
 }
+
+/** A variable as a pod's running container has it (its env after Kubernetes expanded `$(VAR)` references). */
+export const runningEnv = (cluster: Cluster, pod: JsonObject, name: string): string =>
+  execIn(cluster, pod, ['printenv', name], `printenv ${name}`);
+
+/**
+ * What a gang pod's container finds at a leader address in its env: the name's
+ * address, looked up by the pod's own resolver (the cluster's DNS), and the
+ * answer of the engine's `/health` by that name; or the lookup's error.
+ */
+export type LeaderSeen = { name: string; ip: string; health: number } | { name: string; error: string };
+
+const REACH_LEADER = [
+  'import json, os, socket, sys, urllib.request',
+  'name = os.environ[sys.argv[1]]',
+  'try:',
+  '    ip = socket.gethostbyname(name)',
+  'except OSError as e:',
+  "    print(json.dumps({'name': name, 'error': f'{type(e).__name__}: {e}'}))",
+  '    sys.exit(0)',
+  "health = urllib.request.urlopen(f'http://{name}:8000/health', timeout=20).status",
+  "print(json.dumps({'name': name, 'ip': ip, 'health': health}))",
+].join('\n');
+
+/** From inside `pod`'s running container: resolve the address in its env `variable` and ask the engine for /health by that name. */
+export const reachLeader = (cluster: Cluster, pod: JsonObject, variable = 'MODELPLANE_LEADER_ADDRESS'): LeaderSeen =>
+  JSON.parse(execIn(cluster, pod, ['python3', '-c', REACH_LEADER, variable], `reaching ${variable}`)) as LeaderSeen;
 
 /** The names in a pod's first container's env, in the order the kubelet resolves them. */
 export const envNames = (pod: JsonObject): (string | undefined)[] =>
