@@ -582,6 +582,16 @@ all)
 	build etcd "$etcd_dir" build_etcd
 	build kubernetes "$kubernetes_dir" build_kubernetes
 	if ((${#node_tools[@]} > 0)); then
+		# The two Debian images are debootstrap, dpkg and pip: a core at most,
+		# and much waiting on the network and the disk. They build beside the
+		# Go builds, which leave a fifth of two cores idle, not after them.
+		node_debian_packages
+		image_pids=()
+		trap 'kill "${image_pids[@]}" 2>/dev/null || true' EXIT
+		hydration_base &
+		image_pids+=($!)
+		python_standin &
+		image_pids+=($!)
 		build kubernetes-node "$kubernetes_node_dir" build_kubernetes_node
 		build containerd "$containerd_dir" build_containerd
 		build cni-plugins "$cni_plugins_dir" build_cni_plugins
@@ -591,9 +601,10 @@ all)
 		build coredns "$coredns_dir" build_coredns
 		build resolver-crane "$resolver_crane_dir" build_resolver_crane
 		build pypiserver "$pypiserver_dir" build_pypiserver
-		node_debian_packages
-		hydration_base
-		python_standin
+		for pid in "${image_pids[@]}"; do
+			wait "$pid" || { log "a Debian image failed to build (above)"; exit 1; }
+		done
+		trap - EXIT
 	fi
 	log "all tools ready in $((SECONDS - total)) s"
 	;;
