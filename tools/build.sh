@@ -156,6 +156,14 @@ plan() {
 	log "to build: ${names[*]} (about $(minutes "$tools_left") on two cores, once per machine; cache: $cache)"
 }
 
+# throwaway_module NAME MODULE@VERSION: into ./src, a module of its own that
+# requires MODULE (the caller writes its Go file, tidies and builds).
+throwaway_module() {
+	mkdir -p src && cd src
+	go mod init "modelplane.local/$1"
+	go mod edit -require "$2"
+}
+
 # go_module_build OUT MODULE@VERSION LDFLAGS PKG=NAME...: build packages of a
 # module from a throwaway module that requires it. (`go install pkg@version`
 # asks the proxy for the module's version list to check for deprecations,
@@ -163,9 +171,7 @@ plan() {
 go_module_build() {
 	local out="$1" module="$2" ldflags="$3"
 	shift 3
-	mkdir -p src && cd src
-	go mod init modelplane.local/tools
-	go mod edit -require "$module"
+	throwaway_module tools "$module"
 	{
 		printf 'package tools\n\nimport (\n'
 		for spec in "$@"; do printf '\t_ "%s"\n' "${spec%%=*}"; done
@@ -363,9 +369,7 @@ build_dra_example_driver() {
 build_coredns() {
 	local out="$1" plugin
 	local plugins=(bind ready errors cache kubernetes forward)
-	mkdir -p src && cd src
-	go mod init modelplane.local/coredns
-	go mod edit -require "github.com/coredns/coredns@$COREDNS_VERSION"
+	throwaway_module coredns "github.com/coredns/coredns@$COREDNS_VERSION"
 	{
 		printf 'package main\n\nimport (\n\t"github.com/coredns/coredns/core/dnsserver"\n\t"github.com/coredns/coredns/coremain"\n\n'
 		for plugin in "${plugins[@]}"; do printf '\t_ "github.com/coredns/coredns/plugin/%s"\n' "$plugin"; done
