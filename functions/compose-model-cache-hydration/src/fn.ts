@@ -9,6 +9,7 @@ import {
   MODELPLANE_API_VERSION,
   ORPHAN_ON_DELETE_ANNOTATION,
   cacheNames,
+  composedManifest,
   getObject,
   getString,
   namespaceOwner,
@@ -117,7 +118,7 @@ function tokenForms(req: RunFunctionRequest, current: string | undefined): strin
   const values = new Set<string>();
   if (current !== undefined) values.add(current);
   const workload = observedResource(req, HF_KEYS.auth);
-  for (const manifest of [getObject(workload, 'spec', 'forProvider', 'manifest'), remoteManifest(workload)]) {
+  for (const manifest of [composedManifest(workload), remoteManifest(workload)]) {
     if (getString(manifest, 'kind') !== 'Secret') continue;
     for (const value of Object.values(getObject(manifest, 'data') ?? {})) if (typeof value === 'string') values.add(value);
   }

@@ -15,6 +15,7 @@ import {
   RETRY_ANNOTATION,
   asArray,
   celReadiness,
+  composedManifest,
   getIn,
   getObject,
   getString,
@@ -386,7 +387,7 @@ function jobObjects(
  * created with, and the setting applies to claims created from now on.
  */
 function stagedAccessModes(stage: Stage): string[] {
-  const composed = asArray(getIn(stage.observed(HF_KEYS.pvc), 'spec', 'forProvider', 'manifest', 'spec', 'accessModes'));
+  const composed = asArray(getIn(composedManifest(stage.observed(HF_KEYS.pvc)), 'spec', 'accessModes'));
   const modes = composed.filter((m): m is string => typeof m === 'string');
   return modes.length > 0 ? modes : [stage.settings.storage.accessMode];
 }
@@ -517,7 +518,7 @@ function claimSize(stage: Stage, source: HuggingFaceSource, artifact: string): S
   if (source.sizeGiB !== undefined) return { sizeGiB: source.sizeGiB, job, problems: [] };
   if (stage.previous.sizeGiB !== undefined) return { sizeGiB: stage.previous.sizeGiB, job, problems: [] };
   const composed = GI_QUANTITY.exec(
-    getString(stage.observed(HF_KEYS.pvc), 'spec', 'forProvider', 'manifest', 'spec', 'resources', 'requests', 'storage') ?? '',
+    getString(composedManifest(stage.observed(HF_KEYS.pvc)), 'spec', 'resources', 'requests', 'storage') ?? '',
   );
   // A claim composed outside the XRD's bounds (someone edited it) is not a size to compose again: it is kept as observed.
   if (composed && Number(composed[1]) <= MAX_SIZE_GIB) return { sizeGiB: Number(composed[1]), job, problems: [] };

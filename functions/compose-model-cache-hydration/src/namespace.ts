@@ -10,6 +10,7 @@ import {
   NAMESPACE_POLICIES,
   REMOTE_NAMESPACE,
   WORKLOAD_NAMESPACE_ENV,
+  composedManifest,
   getString,
   namespaceManifest,
   placement,
@@ -38,7 +39,7 @@ export function placeCache(
   observed: (key: string) => JsonObject | undefined,
 ): Placement {
   for (const key of ANCHORS) {
-    const staged = getString(observed(key), 'spec', 'forProvider', 'manifest', 'metadata', 'namespace');
+    const staged = getString(composedManifest(observed(key)), 'metadata', 'namespace');
     if (staged !== undefined) return placement(mode, teamNamespace, cluster, { staged });
   }
   return placement(mode, teamNamespace, cluster);

@@ -33,6 +33,7 @@ import type { V1OwnerReference } from '@kubernetes/client-node';
 import {
   asArray,
   canDeleteRemote,
+  composedManifest,
   conditionOf,
   getIn,
   getObject,
@@ -90,7 +91,7 @@ function finishedJob(jobs: readonly (JsonObject | undefined)[]): V1OwnerReferenc
 
 /** The Job this Object's manifest already names as its owner (handed over in an earlier round). */
 function jobNamedBy(object: JsonObject): V1OwnerReference | undefined {
-  for (const reference of asArray(getIn(object, 'spec', 'forProvider', 'manifest', 'metadata', 'ownerReferences'))) {
+  for (const reference of asArray(getIn(composedManifest(object), 'metadata', 'ownerReferences'))) {
     const job = jobReference(reference);
     if (job) return job;
   }
@@ -107,7 +108,7 @@ function jobReference(value: unknown): V1OwnerReference | undefined {
 
 /** The cluster shows the object owned by the Job, and the Object asks for no data (applied in the same request). */
 function ownedByJob(object: JsonObject, owner: V1OwnerReference): boolean {
-  if (holdsData(getObject(object, 'spec', 'forProvider', 'manifest'))) return false;
+  if (holdsData(composedManifest(object))) return false;
   const references = asArray(getIn(remoteManifest(object), 'metadata', 'ownerReferences'));
   return references.some((reference) => isObject(reference) && reference['uid'] === owner.uid);
 }

@@ -4,6 +4,7 @@
 
 import {
   Ready,
+  composedManifest,
   conditionOf,
   getString,
   isReady,
@@ -120,7 +121,7 @@ function startingMessage(observed: Observed, unready: readonly string[], cluster
     const object = observed.get(key);
     // provider-kubernetes often gives only a reason (Unavailable); a message, when there is one, says more.
     const ready = conditionOf(object, 'Ready');
-    const kind = getString(object, 'spec', 'forProvider', 'manifest', 'kind');
+    const kind = getString(composedManifest(object), 'kind');
     const why = [ready?.message ?? ready?.reason, kind === undefined ? undefined : ALSO_WAITS_ON.get(kind)].filter(Boolean);
     return why.length > 0 ? `${key} (${why.join('; ')})` : key;
   });

@@ -12,6 +12,7 @@ import {
   KIND,
   MODELPLANE_API_VERSION,
   compareNames,
+  composedManifest,
   desire,
   getString,
   hydrationName,
@@ -241,7 +242,7 @@ const GANG_KIND: Record<Stack, string> = { Standard: 'LeaderWorkerSet', Dynamo: 
 function checkGangsStayOnTheirStack(replica: Replica, clusterName: string, stack: Stack, observed: Observed): void {
   for (const engine of replica.spec.engines) {
     if (engine.shape !== 'Gang') continue;
-    const kind = getString(observed.get(workloadKey(engine)), 'spec', 'forProvider', 'manifest', 'kind');
+    const kind = getString(composedManifest(observed.get(workloadKey(engine))), 'kind');
     const other = (Object.keys(GANG_KIND) as Stack[]).find((s) => s !== stack && GANG_KIND[s] === kind);
     if (other === undefined) continue;
     throw new InputError(

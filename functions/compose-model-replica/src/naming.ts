@@ -10,7 +10,16 @@
 // its own under its new names. An object under a new name that another XR
 // owns is never written: it is observed only, and the replica serves nothing.
 
-import { getString, ownershipOf, remoteTitle, upstreamReplicaNames, type JsonObject, type Owner, type ReplicaNameSet } from '#lib';
+import {
+  composedManifest,
+  getString,
+  ownershipOf,
+  remoteTitle,
+  upstreamReplicaNames,
+  type JsonObject,
+  type Owner,
+  type ReplicaNameSet,
+} from '#lib';
 import type { Observed } from './conditions.js';
 import { EPP_KEYS, POOL_KEY, ROUTE_KEY, claimKey, memberRole, workloadKey } from './names.js';
 import type { Engine, Member, Replica, ReplicaNaming } from './spec.js';
@@ -50,7 +59,7 @@ function workloadName(engine: Engine, kind: string | undefined): (set: ReplicaNa
 }
 
 function engineGroup(engine: Engine, observed: Observed): Group {
-  const kind = getString(observed.get(workloadKey(engine)), 'spec', 'forProvider', 'manifest', 'kind');
+  const kind = getString(composedManifest(observed.get(workloadKey(engine))), 'kind');
   return [
     { key: workloadKey(engine), name: workloadName(engine, kind) },
     ...members(engine).map((member) => ({
@@ -72,7 +81,7 @@ const ROUTING_GROUP: Group = [
 ];
 
 function observedName(object: JsonObject | undefined): string | undefined {
-  return getString(object, 'spec', 'forProvider', 'manifest', 'metadata', 'name');
+  return getString(composedManifest(object), 'metadata', 'name');
 }
 
 export function decideNaming(replica: Replica, observed: Observed): NamingDecision {

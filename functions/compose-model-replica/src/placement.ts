@@ -8,6 +8,7 @@
 // deletes a namespace others use.
 
 import {
+  composedManifest,
   namespaceOwner,
   NAMESPACE_POLICIES,
   REMOTE_NAMESPACE,
@@ -48,7 +49,7 @@ export function placeReplica(options: {
 }): ReplicaPlacement {
   const { settings, replica, observed, cache } = options;
   const staged = workloadKeys(replica)
-    .map((key) => getString(observed.get(key), 'spec', 'forProvider', 'manifest', 'metadata', 'namespace'))
+    .map((key) => getString(composedManifest(observed.get(key)), 'metadata', 'namespace'))
     .find((ns) => ns !== undefined);
   const found: { cache?: string; staged?: string } = {};
   if (cache) found.cache = mountNamespace(cache.mount);

@@ -6,7 +6,7 @@
 import { LABEL_MODELCACHE, LABEL_MODELREPLICA, LABEL_NAMESPACE, OWNED_LABELS_KINDS } from './constants.js';
 import { getIn, getObject, getString, isObject, type JsonObject } from './json.js';
 import { OWNER_ANNOTATION_PREFIX, describeOwner, ownerAnnotation, type Owner } from './names.js';
-import { OBJECT_KIND, OBSERVE_ONLY, keepObservedObject, remoteManifest } from './remote.js';
+import { OBJECT_KIND, OBSERVE_ONLY, composedManifest, keepObservedObject, remoteManifest } from './remote.js';
 
 /**
  * crossplane-runtime writes this on a managed resource once its Create call
@@ -131,7 +131,7 @@ export function withOwner(resource: JsonObject, owner: Owner, observed?: JsonObj
  */
 function keepsItsAnnotations(desired: JsonObject, owner: Owner, observed: JsonObject | undefined): boolean {
   if (desired['apiVersion'] !== 'apps/v1' || desired['kind'] !== 'Deployment') return false;
-  const before = getObject(observed, 'spec', 'forProvider', 'manifest');
+  const before = composedManifest(observed);
   if (before === undefined) return false;
   // The same object: a replica that moved to new names composes a new one under this key.
   for (const path of [['apiVersion'], ['kind'], ['metadata', 'name'], ['metadata', 'namespace']]) {
@@ -149,6 +149,6 @@ export function leaveToOwner(observed: JsonObject): JsonObject {
 
 /** The remote object's kind and name, for a message: "Deployment qwen-chat-a-main-a3fe4". */
 export function remoteTitle(observed: JsonObject | undefined): string {
-  const manifest = getObject(observed, 'spec', 'forProvider', 'manifest');
+  const manifest = composedManifest(observed);
   return `${getString(manifest, 'kind') ?? 'object'} ${getString(manifest, 'metadata', 'name') ?? '(unnamed)'}`;
 }

@@ -65,6 +65,11 @@ export function remoteObject(options: RemoteObjectOptions): JsonObject {
   return object;
 }
 
+/** The manifest an Object was composed with (what it asks the provider to apply), or undefined. */
+export function composedManifest(object: unknown): JsonObject | undefined {
+  return getObject(object, 'spec', 'forProvider', 'manifest');
+}
+
 /** The remote object as last observed, or undefined before the provider has seen it. */
 export function remoteManifest(object: unknown): JsonObject | undefined {
   return getObject(object, 'status', 'atProvider', 'manifest');

@@ -14,6 +14,7 @@ import {
   newResponse,
   observedResource,
   readComposite,
+  composedManifest,
   remoteManifest,
   remoteObject,
   remoteStatus,
@@ -178,6 +179,13 @@ describe('remote objects', () => {
       forProvider: { manifest: {} },
       providerConfigRef: { kind: 'ClusterProviderConfig', name: 'pc' },
     });
+  });
+  it('read back the manifest an Object was composed with, not the remote one it observed', () => {
+    const manifest = { kind: 'PodCliqueSet', metadata: { name: 'r-main' } };
+    const object = { ...remoteObject({ providerConfig: 'pc', manifest }), status: { atProvider: { manifest: { kind: 'Other' } } } };
+    expect(composedManifest(object)).toEqual(manifest);
+    expect(composedManifest({ spec: {} })).toBeUndefined();
+    expect(composedManifest(undefined)).toBeUndefined();
   });
   it('read back the observed remote manifest, status and conditions', () => {
     const observed = {
