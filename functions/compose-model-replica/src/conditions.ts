@@ -15,7 +15,7 @@ import {
   type JsonObject,
   type RunFunctionResponse,
 } from '#lib';
-import { GROVE_SCHEDULER } from './grove.js';
+import { GROVE_KIND, GROVE_SCHEDULER } from './grove.js';
 import { EPP_KEYS } from './names.js';
 
 export const MODEL_ACCEPTED = 'ModelAccepted';
@@ -113,7 +113,7 @@ function hasRemoteManifest(object: JsonObject | undefined): boolean {
  * on a cluster without KAI they stay Pending with nothing else to say so.
  */
 const ALSO_WAITS_ON: ReadonlyMap<string, string> = new Map([
-  ['PodCliqueSet', `its pods ask for the scheduler ${GROVE_SCHEDULER}: KAI must run on the cluster`],
+  [GROVE_KIND, `its pods ask for the scheduler ${GROVE_SCHEDULER}: KAI must run on the cluster`],
 ]);
 
 function startingMessage(observed: Observed, unready: readonly string[], cluster: string): string {

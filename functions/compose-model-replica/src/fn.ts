@@ -41,8 +41,8 @@ import type { Composed } from './composed.js';
 import { REASON, composingEvent, markReady, notServing, warnOnce, workloadConditions, type Observed } from './conditions.js';
 import { phaseShapings, type PhaseShaping } from './disaggregated.js';
 import { NAMESPACE_MISMATCH, WORKLOAD_NAMESPACE_KEY, placeReplica } from './placement.js';
-import { podCliqueSet } from './grove.js';
-import { leaderWorkerSet } from './leader-worker-set.js';
+import { GROVE_KIND, podCliqueSet } from './grove.js';
+import { LWS_KIND, leaderWorkerSet } from './leader-worker-set.js';
 import { USAGE_KEY, workloadKey, workloadKeys } from './names.js';
 import { nativeWorkload } from './native.js';
 import { cacheShaping, type CacheShaping } from './pod.js';
@@ -230,7 +230,7 @@ function serving(
 }
 
 /** What runs a gang on each stack. */
-const GANG_KIND: Record<Stack, string> = { Standard: 'LeaderWorkerSet', Dynamo: 'PodCliqueSet' };
+const GANG_KIND: Record<Stack, string> = { Standard: LWS_KIND, Dynamo: GROVE_KIND };
 
 /**
  * A cluster's stack is fixed (upstream's InferenceCluster refuses a change:

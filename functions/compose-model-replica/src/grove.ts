@@ -17,6 +17,7 @@ import type { GangEngine, Member, Replica } from './spec.js';
 import type { StackShaping } from './stack.js';
 
 export const GROVE_API_VERSION = 'grove.io/v1alpha1';
+export const GROVE_KIND = 'PodCliqueSet';
 export const LEADER_CLIQUE = 'leader';
 export const WORKER_CLIQUE = 'worker';
 export const SCALING_GROUP = 'gang';
@@ -115,7 +116,7 @@ export function podCliqueSet(
   };
   const manifest: JsonObject = {
     apiVersion: GROVE_API_VERSION,
-    kind: 'PodCliqueSet',
+    kind: GROVE_KIND,
     metadata: { name: groveName(replica, engine), namespace: replica.workloadNamespace },
     spec: {
       replicas: 1,

@@ -12,6 +12,8 @@ import { gangContainer, memberPodSpec, podMetadata, type CacheShaping } from './
 import type { PhaseShaping } from './disaggregated.js';
 import type { GangEngine, Member, Replica } from './spec.js';
 
+export const LWS_KIND = 'LeaderWorkerSet';
+
 /**
  * Backend-neutral names for the gang's coordination values, aliasing what
  * LeaderWorkerSet injects into every gang pod (`$(VAR)` expands in the pod).
@@ -49,7 +51,7 @@ export function leaderWorkerSet(
 
   const manifest = {
     apiVersion: 'leaderworkerset.x-k8s.io/v1',
-    kind: 'LeaderWorkerSet',
+    kind: LWS_KIND,
     metadata: { name: leaderWorkerSetName(replica, engine), namespace: replica.workloadNamespace },
     spec: {
       replicas: engine.copies,

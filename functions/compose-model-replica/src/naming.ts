@@ -21,6 +21,7 @@ import {
   type ReplicaNameSet,
 } from '#lib';
 import type { Observed } from './conditions.js';
+import { GROVE_KIND } from './grove.js';
 import { EPP_KEYS, POOL_KEY, ROUTE_KEY, claimKey, memberRole, workloadKey } from './names.js';
 import type { Engine, Member, Replica, ReplicaNaming } from './spec.js';
 
@@ -55,7 +56,7 @@ function members(engine: Engine): Member[] {
 /** The workload's name by the kind it was composed as (a gang is a LeaderWorkerSet or a PodCliqueSet by stack). */
 function workloadName(engine: Engine, kind: string | undefined): (set: ReplicaNameSet) => string {
   if (engine.shape === 'Standalone') return (set) => set.deployment(engine.name);
-  return kind === 'PodCliqueSet' ? (set) => set.podCliqueSet(engine.name) : (set) => set.leaderWorkerSet(engine.name);
+  return kind === GROVE_KIND ? (set) => set.podCliqueSet(engine.name) : (set) => set.leaderWorkerSet(engine.name);
 }
 
 function engineGroup(engine: Engine, observed: Observed): Group {
