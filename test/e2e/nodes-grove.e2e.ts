@@ -67,6 +67,9 @@ const podCliqueSet = (): JsonObject | undefined =>
     (getString(pcs, 'metadata', 'name') ?? '').startsWith(`${REPLICA}-`),
   );
 
+/** The leader pod's DNS name: Grove's hostname for the gang's leader under the set's headless Service. */
+const leaderAddress = (pcs: string): string => `${pcs}-0-gang-0-leader-0.${pcs}-0.${REMOTE_NAMESPACE}.svc.cluster.local`;
+
 /** The gang's pods, leader first (Grove names each clique's pods after the clique: …-gang-0-leader-…, …-gang-0-worker-…). */
 const gangPods = (pcs: string): JsonObject[] => gangPodsBy(CLUSTER, `${PART_OF}=${pcs}`);
 
@@ -109,7 +112,7 @@ describe.skipIf(!nodesPlane('nodes-grove.e2e.ts') || !groveOn('nodes-grove.e2e.t
       const hostname = getString(leader, 'spec', 'hostname') ?? '';
       const subdomain = getString(leader, 'spec', 'subdomain') ?? '';
       expect([hostname, subdomain]).toEqual([`${name}-0-gang-0-leader-0`, `${name}-0`]);
-      const address = `${hostname}.${subdomain}.${REMOTE_NAMESPACE}.svc.cluster.local`;
+      const address = leaderAddress(name);
       // The leader's DNS name needs the headless Service Grove made for the set's replica.
       expect(getObject(CLUSTER, 'service', subdomain, REMOTE_NAMESPACE)).toMatchObject({ spec: { clusterIP: 'None' } });
       for (const pod of [leader!, worker!]) {
@@ -128,7 +131,7 @@ describe.skipIf(!nodesPlane('nodes-grove.e2e.ts') || !groveOn('nodes-grove.e2e.t
       const name = getString(podCliqueSet(), 'metadata', 'name') ?? '';
       const [leader, worker] = gangPods(name);
       expect(reachLeader(CLUSTER, worker!)).toEqual({
-        name: `${name}-0-gang-0-leader-0.${name}-0.${REMOTE_NAMESPACE}.svc.cluster.local`,
+        name: leaderAddress(name),
         ip: getString(leader, 'status', 'podIP'),
         health: 200,
       });

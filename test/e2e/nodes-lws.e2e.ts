@@ -52,6 +52,10 @@ const leaderWorkerSet = (): JsonObject | undefined =>
     (getString(lws, 'metadata', 'name') ?? '').startsWith(`${REPLICA}-`),
   );
 
+/** The leader's address as LWS gives it: the leader pod's hostname under the gang's headless Service (its subdomain). */
+const leaderAddress = (lws: string, leader: JsonObject | undefined): string =>
+  `${lws}-0.${getString(leader, 'spec', 'subdomain') ?? ''}.${REMOTE_NAMESPACE}`;
+
 /** The gang's pods, leader first (LWS names them <lws>-0 and <lws>-0-1). */
 const gangPods = (lws: string): JsonObject[] => gangPodsBy(CLUSTER, `${LWS_NAME}=${lws}`);
 
@@ -91,8 +95,7 @@ describe.skipIf(!nodesPlane('nodes-lws.e2e.ts'))(
         expect(env.slice(0, 3)).toEqual(['LWS_LEADER_ADDRESS', 'LWS_GROUP_SIZE', 'LWS_WORKER_INDEX']);
         expect(env.indexOf('MODELPLANE_LEADER_ADDRESS')).toBeGreaterThan(env.indexOf('LWS_LEADER_ADDRESS'));
       }
-      const subdomain = getString(leader, 'spec', 'subdomain') ?? '';
-      const address = `${name}-0.${subdomain}.${REMOTE_NAMESPACE}`;
+      const address = leaderAddress(name, leader);
       for (const [pod, rank] of [
         [leader, '0'],
         [worker, '1'],
@@ -107,7 +110,7 @@ describe.skipIf(!nodesPlane('nodes-lws.e2e.ts'))(
       const name = getString(leaderWorkerSet(), 'metadata', 'name') ?? '';
       const [leader, worker] = gangPods(name);
       expect(reachLeader(CLUSTER, worker!)).toEqual({
-        name: `${name}-0.${getString(leader, 'spec', 'subdomain') ?? ''}.${REMOTE_NAMESPACE}`,
+        name: leaderAddress(name, leader),
         ip: getString(leader, 'status', 'podIP'),
         health: 200,
       });

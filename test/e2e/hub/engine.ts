@@ -58,7 +58,8 @@ export const leavePool = (cluster: Cluster): void => {
 
 /**
  * The story's namespace, its cluster's node in the pool, and its InferenceCluster (named `name`, the workload
- * cluster's own name unless the story plays beside others: docs/nodes.md, "Two lanes") labelled `label: yes`, its spec `spec` (nodes-grove: the Dynamo stack).
+ * cluster's own name unless the story plays beside others: docs/nodes.md, "Two lanes") labelled `label: yes`,
+ * with `spec` (nodes-grove: the Dynamo stack).
  */
 export function openStory(namespace: string, cluster: Cluster, label: string, name: string = cluster, spec: JsonObject = {}): void {
   joinPool(cluster, ENGINE_POOL);
