@@ -141,10 +141,35 @@ start() {
 	echo "$! $name" >>"$state/pids"
 }
 
+# running PID: the process is there and has not exited. `kill -0` alone
+# also succeeds on a zombie, and ours are orphans (started with setsid from
+# a script that has ended), reaped by PID 1: on this machine its init reaps
+# about every 2 s, so a stop that waited on `kill -0` took 2 s a process,
+# 96 s for a plane with nodes.
+running() {
+	local stat
+	stat="$(cat "/proc/$1/stat" 2>/dev/null)" || return 1
+	[[ -n "$stat" && "${stat##*) }" != Z* ]]
+}
+
+# stop_pid PID: its process group (a daemon's supervisor and the daemon, or
+# one process started by `start`), TERM, then KILL after 5 s. True when it
+# was running.
+stop_pid() {
+	local pid="$1"
+	running "$pid" || return 1
+	kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+	for _ in $(seq 1 50); do
+		running "$pid" || return 0
+		sleep 0.1
+	done
+	kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+}
+
 any_running() {
 	local pid name
 	while read -r pid name; do
-		kill -0 "$pid" 2>/dev/null && return 0
+		running "$pid" && return 0
 	done <"$state/pids"
 	return 1
 }
@@ -167,7 +192,7 @@ wait_for() {
 check_alive() {
 	local pid name
 	while read -r pid name; do
-		if ! kill -0 "$pid" 2>/dev/null; then
+		if ! running "$pid"; then
 			step "$name exited; the end of $state/logs/$name.log:"
 			tail -n 20 "$state/logs/$name.log" >&2
 			return 1

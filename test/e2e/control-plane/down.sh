@@ -18,12 +18,7 @@ for i in "${!WORKLOAD_CLUSTERS[@]}"; do
 done
 # Stop in reverse order of start: the controllers before the API servers, etcd last.
 tac "$state/pids" | while read -r pid name; do
-	if kill -0 "$pid" 2>/dev/null; then
-		kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-		for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL -- "-$pid" 2>/dev/null || true
-		echo "stopped $name"
-	fi
+	if stop_pid "$pid"; then echo "stopped $name"; fi
 done
 if [[ "${1:-}" == --keep-state ]]; then
 	rm -f "$state/pids"

@@ -52,9 +52,7 @@ stop_all() {
 	if [[ -f "$state/pids" ]]; then
 		local pid name
 		tac "$state/pids" | while read -r pid name; do
-			kill -TERM "$pid" 2>/dev/null && say "stopped $name" || true
-			for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-			kill -KILL "$pid" 2>/dev/null || true
+			if stop_pid "$pid"; then say "stopped $name"; fi
 		done
 		rm -f "$state/pids"
 	fi

@@ -136,7 +136,7 @@ nstart() {
 node_alive() {
 	local pid component
 	while read -r pid component; do
-		if ! kill -0 "$pid" 2>/dev/null; then
+		if ! running "$pid"; then
 			node_say "$component exited; the end of $state/logs/$name-$component.log:"
 			tail -n 20 "$state/logs/$name-$component.log" >&2
 			return 1
@@ -717,7 +717,7 @@ down() {
 	if [[ -f "$dir/pids" ]]; then
 		while read -r pid component; do
 			[[ "$component" == containerd ]] && continue
-			stop_pid "$pid"
+			stop_pid "$pid" || true
 		done < <(tac "$dir/pids")
 	fi
 	if [[ -S "$sock" ]] && "${ctr[@]}" version >/dev/null 2>&1; then
@@ -731,7 +731,7 @@ down() {
 	fi
 	if [[ -f "$dir/pids" ]]; then
 		pid="$(awk '$2 == "containerd" {print $1}' "$dir/pids")"
-		[[ -z "$pid" ]] || stop_pid "$pid"
+		[[ -z "$pid" ]] || stop_pid "$pid" || true
 	fi
 	# Shims left behind (containerd stopped first, or killed): theirs, by pid.
 	for pid in $(pgrep -f -- "containerd-shim-runc-v2 .*-address $sock( |$)" || true); do
@@ -763,25 +763,12 @@ restart() {
 	pid="$(pgrep -P "$supervisor" | head -n 1)"
 	[[ -n "$pid" ]] || { node_say "no $component running on this node"; return 1; }
 	kill -TERM "$pid"
-	while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
+	while running "$pid"; do sleep 0.2; done
 	node_say "$component stopped ($pid); its supervisor starts it again in 2 s"
 	sleep 2
 	nwait "$component answering" 60 "${component}_up"
 	nwait "node $node Ready" 120 node_ready
 	node_say "$component restarted ($(pgrep -P "$supervisor" | head -n 1))"
-}
-
-# stop_pid PID: its process group (a daemon's supervisor and the daemon),
-# TERM then KILL after 5 s.
-stop_pid() {
-	local pid="$1"
-	kill -0 "$pid" 2>/dev/null || return 0
-	kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-	for _ in $(seq 1 50); do
-		kill -0 "$pid" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
 }
 
 case "${1:-}" in
