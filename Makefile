@@ -254,7 +254,7 @@ E2E_STANDIN := progress safety serving-shapes capture faults
 # after another too. Each of them keeps to its own InferenceClusters, hub
 # repository and Jobs, sets no hub fault and restarts no daemon, so no story
 # of either lane sees the other's. E2E_BESIDE= (empty): one lane.
-E2E_BESIDE := settings nodes-claim nodes-oci nodes-lws fleet
+E2E_BESIDE := settings nodes-claim nodes-oci nodes-lws fleet nodes-pip
 E2E ?= $(if $(filter 0,$(MODELPLANE_UP_NODES)),$(E2E_STANDIN),$(E2E_NODES))
 E2E_COMPAT := lifecycle
 E2E_FILES := $(foreach name,$(if $(filter compat,$(E2E)),$(E2E_COMPAT) $(filter-out compat,$(E2E)),$(E2E)),test/e2e/$(name).e2e.ts)

@@ -29,7 +29,7 @@ import type { JsonObject } from '#lib';
 import { HUGGINGFACE_HUB_VERSION, artifactOf, hubMarker } from '../../functions/compose-model-cache-hydration/src/huggingface.js';
 import { sha256, type Recorded } from '../support/fake-hub.js';
 import { cacheStaged, hub, removeStory, snapshotDir, volumeOnNode } from './hub/client.js';
-import { HUB_FILES, HUB_REPO, hubRevision } from './hub/repo.js';
+import { HUB_FILES, HUB_PIP_REPO, hubRevision } from './hub/repo.js';
 import {
   PYPI_INDEX_URL,
   STATE_DIR,
@@ -45,13 +45,15 @@ import {
 
 const NAMESPACE = 'e2e-node-pip';
 const CACHE = 'pip';
-const CLUSTER = 'cluster-b';
+/** The story's InferenceCluster (a name of its own: it plays beside other stories) and its workload cluster. */
+const CLUSTER = 'pip-b';
+const WORKLOAD = 'cluster-b';
 /** The label common.sh's HydrationSettings select the pip path by (PIP_CLUSTER_LABEL_KEY=PIP_CLUSTER_LABEL_VALUE). */
 const INSTALL = { 'modelplane.ai/e2e-install': 'pip' };
 const REMOTE = REMOTE_NAMESPACE;
 const COMMIT = hubRevision().commit;
 // sizeGiB given: no sizing Job, so the one pod that installs is the download's.
-const SOURCE = { repo: HUB_REPO, revision: 'main', sizeGiB: 1 };
+const SOURCE = { repo: HUB_PIP_REPO, revision: 'main', sizeGiB: 1 };
 const remote = cacheNames(NAMESPACE, CACHE);
 /** pypiserver's log (up.sh's start): one line a request, the wheel by its file name. */
 const PYPI_LOG = join(STATE_DIR, 'logs', 'pypiserver.log');
@@ -59,7 +61,7 @@ const HUB_WHEEL = `huggingface_hub-${HUGGINGFACE_HUB_VERSION}-py3-none-any.whl`;
 /** A pod's start, pip's install and a download, on two shared cores: minutes, not seconds. */
 const WAIT = { timeoutMs: 300_000 };
 
-const podsOf = (job: string): JsonObject[] => list(CLUSTER, 'pods', REMOTE, `job-name=${job}`);
+const podsOf = (job: string): JsonObject[] => list(WORKLOAD, 'pods', REMOTE, `job-name=${job}`);
 /** What pypiserver logged since `from` (a byte offset). */
 const pypiLogSince = (from: number): string => readFileSync(PYPI_LOG).subarray(from).toString('utf8');
 
@@ -73,13 +75,12 @@ describe.skipIf(!nodesPlane('nodes-pip.e2e.ts'))(
     afterAll(() => removeStory(NAMESPACE, [CLUSTER]));
 
     it('stages the cache on the cluster labelled for pip with its Job’s own pod', async () => {
-      expect(getString(condition(getObject(CLUSTER, 'node', `${CLUSTER}-node`), 'Ready') ?? {}, 'status')).toBe('True');
+      expect(getString(condition(getObject(WORKLOAD, 'node', `${WORKLOAD}-node`), 'Ready') ?? {}, 'status')).toBe('True');
       logStart = statSync(PYPI_LOG).size;
-      await hub('reset', { method: 'POST' });
       apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
       apply('control-plane', inferenceCluster(CLUSTER, INSTALL));
       setInferenceClusterStatus(CLUSTER, {
-        providerConfigRef: { name: CLUSTER },
+        providerConfigRef: { name: WORKLOAD },
         cache: { storageClassName: 'modelplane-rwx', imageVolumes: true },
       });
       apply('control-plane', {
@@ -89,16 +90,16 @@ describe.skipIf(!nodesPlane('nodes-pip.e2e.ts'))(
         spec: { source: 'HuggingFace', huggingFace: SOURCE, clusterSelector: { matchLabels: INSTALL } },
       });
       job = await eventually(
-        `the hydration Job on ${CLUSTER} Complete`,
+        `the hydration Job on ${WORKLOAD} Complete`,
         () => {
-          const found = getObject(CLUSTER, 'job', remote.job, REMOTE);
+          const found = getObject(WORKLOAD, 'job', remote.job, REMOTE);
           return getString(condition(found, 'Complete') ?? {}, 'status') === 'True' ? found : undefined;
         },
         {
           ...WAIT,
           describe: () =>
             JSON.stringify({
-              job: getIn(getObject(CLUSTER, 'job', remote.job, REMOTE), 'status'),
+              job: getIn(getObject(WORKLOAD, 'job', remote.job, REMOTE), 'status'),
               pods: podsOf(remote.job).map((p) => getIn(p, 'status')),
               hydration: getIn(
                 getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, CLUSTER), NAMESPACE),
@@ -119,7 +120,7 @@ describe.skipIf(!nodesPlane('nodes-pip.e2e.ts'))(
       expect(command[2]).toContain(`'huggingface_hub==${HUGGINGFACE_HUB_VERSION}'`);
       const pod = pods.find((p) => getIn(p, 'status', 'phase') === 'Succeeded');
       expect(pod, `a Succeeded pod of ${remote.job}`).toBeDefined();
-      expect(getIn(pod, 'spec', 'nodeName')).toBe(`${CLUSTER}-node`);
+      expect(getIn(pod, 'spec', 'nodeName')).toBe(`${WORKLOAD}-node`);
       const [status] = asArray(getIn(pod, 'status', 'containerStatuses')).filter(isObject);
       // containerd reports the name it resolved: a name without a registry is Docker Hub's library.
       expect([STOCK_PYTHON_IMAGE, `docker.io/library/${STOCK_PYTHON_IMAGE}`]).toContain(getString(status, 'image'));
@@ -133,10 +134,11 @@ describe.skipIf(!nodesPlane('nodes-pip.e2e.ts'))(
     });
 
     it('downloaded from the hub, and the cache is Ready on the cluster', async () => {
-      const requests = (await hub('requests')) as Recorded[];
-      expect(requests.filter((r) => r.method === 'GET' && r.url === `/${HUB_REPO}/resolve/${COMMIT}/model.safetensors`)).not.toHaveLength(
-        0,
-      );
+      // The history (since the hub started): a story in the other lane may reset the requests.
+      const requests = (await hub('history')) as Recorded[];
+      expect(
+        requests.filter((r) => r.method === 'GET' && r.url === `/${HUB_PIP_REPO}/resolve/${COMMIT}/model.safetensors`),
+      ).not.toHaveLength(0);
       const cache = await cacheStaged(NAMESPACE, CACHE, WAIT);
       expect(getIn(cache, 'status', 'summary', 'ready')).toBe('1/1');
       const [entry] = asArray(getIn(cache, 'status', 'clusters')).filter(isObject);
@@ -144,10 +146,10 @@ describe.skipIf(!nodesPlane('nodes-pip.e2e.ts'))(
     });
 
     it("wrote every file and the marker on the claim, on the node's disk", () => {
-      const { pvc, dir } = volumeOnNode(CLUSTER, remote.pvc);
+      const { pvc, dir } = volumeOnNode(WORKLOAD, remote.pvc);
       expect(getIn(pvc, 'status', 'phase')).toBe('Bound');
-      expect(dir.startsWith(join(STATE_DIR, 'nodes', CLUSTER, 'volumes'))).toBe(true);
-      const snapshot = snapshotDir(dir, HUB_REPO, COMMIT);
+      expect(dir.startsWith(join(STATE_DIR, 'nodes', WORKLOAD, 'volumes'))).toBe(true);
+      const snapshot = snapshotDir(dir, HUB_PIP_REPO, COMMIT);
       expect(readdirSync(snapshot).sort()).toEqual(HUB_FILES.map((f) => f.path).sort());
       for (const file of HUB_FILES) expect(sha256(readFileSync(join(snapshot, file.path))), file.path).toBe(sha256(file.content));
       const marker = hubMarker(artifactOf(SOURCE)).slice(HYDRATION_MOUNT_PATH.length + 1);

@@ -203,10 +203,15 @@ node_certs() {
 # The node's network: its namespace, a veth pair to the host, a route from
 # the host to its pods; the plane's address on the host for every node.
 node_network() {
-	# On lo (this kernel has no dummy links): local to the host, reached by
-	# every node through its veth.
-	ip -4 -o addr show dev lo | grep -q " $NODE_PLANE_ADDRESS/" || ip addr add "$NODE_PLANE_ADDRESS/32" dev lo
-	ip netns add "$netns"
+	# What the nodes share on the host, one node at a time (up.sh starts them
+	# side by side): the plane's address on lo (this kernel has no dummy
+	# links), local to the host and reached by every node through its veth,
+	# and /run/netns, which the first `ip netns add` mounts.
+	{
+		flock 9
+		ip -4 -o addr show dev lo | grep -q " $NODE_PLANE_ADDRESS/" || ip addr add "$NODE_PLANE_ADDRESS/32" dev lo
+		ip netns add "$netns"
+	} 9>"$state/nodes/.host-network.lock"
 	ip link add "$host_if" type veth peer name eth0 netns "$netns"
 	ip addr add "$host_ip/24" dev "$host_if"
 	ip link set "$host_if" up

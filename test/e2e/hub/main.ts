@@ -21,6 +21,7 @@ import {
   HUB_FLEET_REPO,
   HUB_GATED_REPO,
   HUB_LARGE_REPO,
+  HUB_PIP_REPO,
   HUB_REPO,
   HUB_RESTART_REPO,
   HUB_RELEASE_TAG,
@@ -42,7 +43,7 @@ const main: FakeRevision = hubRevision();
 const hub = new FakeHub(HUB_REPO, { main });
 hub.addRepo(HUB_GATED_REPO, { main }, { token: HUB_TOKEN });
 hub.addRepo(HUB_LARGE_REPO, { main: hubLargeRevision() });
-for (const repo of [HUB_RESUME_REPO, HUB_RESTART_REPO, HUB_BESIDE_REPO, HUB_FLEET_REPO]) hub.addRepo(repo, { main });
+for (const repo of [HUB_RESUME_REPO, HUB_RESTART_REPO, HUB_BESIDE_REPO, HUB_FLEET_REPO, HUB_PIP_REPO]) hub.addRepo(repo, { main });
 hub.addRepo(HUB_WALKTHROUGH_REPO, { main, [HUB_RELEASE_TAG]: hubReleaseRevision() });
 // One line a request, without the token (only whether one came, and whether it was the right one).
 hub.log = (request) => {

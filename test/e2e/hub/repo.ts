@@ -16,11 +16,12 @@ export const HUB_RESUME_REPO = 'modelplane-e2e/tiny-chat-resume';
 export const HUB_RESTART_REPO = 'modelplane-e2e/tiny-chat-restart';
 /**
  * The copies the stories of the second lane download (Makefile E2E_BESIDE: settings and nodes-lws one, the fleet
- * rig the other), so no fault another story sets while they play reaches them, and the fleet's count of downloads is
- * its own (docs/nodes.md, "Two lanes").
+ * rig and nodes-pip one each), so no fault another story sets while they play reaches them, and the fleet's and the
+ * pip path's counts of downloads are their own (docs/nodes.md, "Two lanes").
  */
 export const HUB_BESIDE_REPO = 'modelplane-e2e/tiny-chat-beside';
 export const HUB_FLEET_REPO = 'modelplane-e2e/tiny-chat-fleet';
+export const HUB_PIP_REPO = 'modelplane-e2e/tiny-chat-pip';
 /**
  * The walkthrough's model (docs/walkthrough.md, examples/model-cache/first-compose), under its real name with the
  * small files above: the stand-in hub has no real weights.
