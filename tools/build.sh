@@ -47,7 +47,9 @@ containerd_dir="$cache/containerd-$CONTAINERD_VERSION"
 cni_plugins_dir="$cache/cni-plugins-$CNI_PLUGINS_VERSION"
 local_path_provisioner_dir="$cache/local-path-provisioner-$LOCAL_PATH_PROVISIONER_VERSION"
 dra_example_driver_dir="$cache/dra-example-driver-$DRA_EXAMPLE_DRIVER_VERSION"
-lws_dir="$cache/lws-$LWS_VERSION"
+# -rbac: the directory holds upstream's ClusterRole for the manager too (a
+# cache built before 2026-12-08 lacks it, so it is built again).
+lws_dir="$cache/lws-$LWS_VERSION-rbac"
 coredns_dir="$cache/coredns-$COREDNS_VERSION"
 grove_dir="$cache/grove-$GROVE_VERSION"
 RESOLVER_CRANE_VERSION="$(sed -n "s|^export const RESOLVER_IMAGE = '.*:\(v[0-9.]*\)';|\1|p" "$here/../functions/lib/src/settings.ts")"
@@ -383,13 +385,16 @@ build_coredns() {
 }
 
 # The LeaderWorkerSet controller's manager, run per node as a host process
-# (node.sh), and its CRD.
+# (node.sh), its CRD and the ClusterRole upstream grants the manager.
 build_lws() {
 	go_module_build "$1" "sigs.k8s.io/lws@$LWS_VERSION" "-s -w -X sigs.k8s.io/lws/pkg/version.GitVersion=$LWS_VERSION" \
 		"sigs.k8s.io/lws/cmd=bin/lws-manager"
 	mkdir -p "$1/crds"
 	cp "$(module_dir "sigs.k8s.io/lws@$LWS_VERSION")"/config/crd/bases/*.yaml "$1/crds/"
 	chmod u+w "$1"/crds/*.yaml
+	mkdir -p "$1/rbac"
+	cp "$(module_dir "sigs.k8s.io/lws@$LWS_VERSION")"/config/rbac/role.yaml "$1/rbac/manager-role.yaml"
+	chmod u+w "$1/rbac/manager-role.yaml"
 }
 
 # Grove's operator, run on cluster-a's node as a host process (node.sh), and
@@ -527,6 +532,7 @@ LOCAL_PATH_PROVISIONER=$local_path_provisioner_dir/bin/local-path-provisioner
 DRA_EXAMPLE_KUBELETPLUGIN=$dra_example_driver_dir/bin/dra-example-kubeletplugin
 LWS_MANAGER=$lws_dir/bin/lws-manager
 LWS_CRDS=$lws_dir/crds
+LWS_MANAGER_ROLE=$lws_dir/rbac/manager-role.yaml
 COREDNS=$coredns_dir/bin/coredns
 GROVE_OPERATOR=$grove_dir/bin/grove-operator
 GROVE_CRDS=$grove_dir/crds

@@ -289,13 +289,17 @@ spec:
   containers:
   - name: c
     image: busybox:1.35.0
-    command: [sh, -c, 'echo "GPU_DEVICE_0=$GPU_DEVICE_0"; test -n "$GPU_DEVICE_0"']
+    command: [sh, -c, 'echo "GPU_DEVICE_0=$GPU_DEVICE_0"; test -n "$GPU_DEVICE_0" && sleep 5']
     resources: {claims: [{name: gpu}]}
 YAML
-	wait_for "pod gpu Succeeded" 120 phase_is gpu Succeeded
-	local claim
+	# The claim made from the template goes when the pod ends (the resource
+	# claim controller deletes it), so its allocation is read while it runs.
+	wait_for "pod gpu Running" 120 phase_is gpu Running
+	local claim allocation
 	claim="$(k get pod gpu -o jsonpath='{.status.resourceClaimStatuses[0].resourceClaimName}')"
-	say "$NAME 6. pod gpu Succeeded in $((SECONDS - t0)) s: $(k logs gpu); its claim $claim: $(k get resourceclaim "$claim" -o jsonpath='{.status.allocation.devices.results[0].driver}/{.status.allocation.devices.results[0].pool}/{.status.allocation.devices.results[0].device}')"
+	allocation="$(k get resourceclaim "$claim" -o jsonpath='{.status.allocation.devices.results[0].driver}/{.status.allocation.devices.results[0].pool}/{.status.allocation.devices.results[0].device}')"
+	wait_for "pod gpu Succeeded" 60 phase_is gpu Succeeded
+	say "$NAME 6. pod gpu Succeeded in $((SECONDS - t0)) s: $(k logs gpu); its claim $claim: $allocation"
 	[[ "$(k logs gpu)" == "GPU_DEVICE_0=gpu-"* ]]
 }
 

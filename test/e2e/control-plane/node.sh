@@ -176,7 +176,7 @@ node_certs() {
 	mkdir -p "$c"
 	# The identities a real cluster gives its node components: each one is
 	# bound by the API server's bootstrap RBAC (or its Node authorizer).
-	for who in admin kubelet kube-proxy kube-scheduler kube-controller-manager dra-driver coredns; do
+	for who in admin kubelet kube-proxy kube-scheduler kube-controller-manager dra-driver coredns lws; do
 		case "$who" in
 		admin) subject="/O=system:masters/CN=modelplane-node-admin" ;;
 		kubelet) subject="/O=system:nodes/CN=system:node:$node" ;;
@@ -184,6 +184,8 @@ node_certs() {
 		dra-driver) subject="/CN=modelplane:dra-driver:$node" ;;
 		# CoreDNS's own user, bound below to what kubeadm grants its ServiceAccount.
 		coredns) subject="/CN=modelplane:coredns:$node" ;;
+		# The LeaderWorkerSet manager's own user, bound below to upstream's ClusterRole for it.
+		lws) subject="/CN=modelplane:lws-manager:$node" ;;
 		*) subject="/CN=system:$who" ;;
 		esac
 		openssl_quiet req -newkey rsa:2048 -nodes -subj "$subject" -keyout "$c/$who.key" -out "$c/$who.csr"
@@ -198,6 +200,7 @@ node_certs() {
 	node_kubeconfig "$dir/kube-proxy.kubeconfig" "$api_node" kube-proxy
 	node_kubeconfig "$dir/dra-driver.kubeconfig" "$api_host" dra-driver
 	node_kubeconfig "$dir/coredns.kubeconfig" "$api_host" coredns
+	node_kubeconfig "$dir/lws.kubeconfig" "$api_host" lws
 }
 
 # The node's network: its namespace, a veth pair to the host, a route from
@@ -573,8 +576,17 @@ webhook_cert() {
 		-CAcreateserial -CAserial "$c/ca.srl" -days 30 -extfile "$c/tls.ext" -out "$c/tls.crt"
 }
 
+# crds_established DIR: every CRD in DIR served. `kubectl wait` fails at once,
+# not waits, on a CRD created so recently it has no conditions yet (".status.
+# conditions accessor error"), so it is retried.
+crds_established() {
+	nwait "the CRDs in $1 Established" 60 k wait --for=condition=Established --timeout=10s -f "$1"
+}
+
 # kubernetes-sigs' LeaderWorkerSet controller (LWS_VERSION), as a process on
-# the host: its CRD, its manager with the node's admin identity and its
+# the host: its CRD, its manager with an identity of its own bound to
+# upstream's ClusterRole for it (config/rbac/role.yaml, named lws-manager-role
+# as upstream's kustomization names it) and its
 # webhooks (the LeaderWorkerSet's defaults and checks; the pod webhook that
 # gives a group's pods their labels and LWS_* env), served on 127.0.0.1 with
 # a certificate from the plane's CA and registered by URL: the API server
@@ -585,6 +597,19 @@ node_lws() {
 	local c="$dir/lws-certs" port=$((LWS_WEBHOOK_BASE_PORT + index)) ca url hook
 	webhook_cert "$c"
 	k apply --server-side -f "$LWS_CRDS" >/dev/null
+	# Served before the manager starts, which otherwise logs the kind as missing once.
+	crds_established "$LWS_CRDS"
+	{
+		sed 's/^  name: manager-role$/  name: lws-manager-role/' "$LWS_MANAGER_ROLE"
+		cat <<YAML
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: lws-manager-rolebinding}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: lws-manager-role}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "modelplane:lws-manager:$node"}]
+YAML
+	} | k apply -f - >/dev/null
 	cat >"$dir/lws-config.yaml" <<YAML
 apiVersion: config.lws.x-k8s.io/v1alpha1
 kind: Configuration
@@ -594,7 +619,7 @@ webhook: {host: 127.0.0.1, port: $port, certDir: $c}
 metrics: {bindAddress: "0"}
 health: {healthProbeBindAddress: "0"}
 YAML
-	nstart lws "$LWS_MANAGER" --config "$dir/lws-config.yaml" --kubeconfig "$dir/admin.kubeconfig"
+	nstart lws "$LWS_MANAGER" --config "$dir/lws-config.yaml" --kubeconfig "$dir/lws.kubeconfig"
 	nwait "the LeaderWorkerSet webhooks on :$port" 60 port_taken "$port"
 	ca="$(base64 -w0 <"$NODE_CERTS/ca.crt")" url="https://127.0.0.1:$port"
 	hook() { # NAME PATH GROUP RESOURCE OPERATIONS [pods: the objectSelector]
@@ -627,7 +652,7 @@ node_grove() {
 	webhook_cert "$c"
 	k apply --server-side -f "$GROVE_CRDS" >/dev/null
 	# Served before the operator starts: its watches don't retry a kind the API server doesn't know yet.
-	k wait --for=condition=Established --timeout=60s -f "$GROVE_CRDS" >/dev/null
+	crds_established "$GROVE_CRDS"
 	cat >"$dir/grove-config.yaml" <<YAML
 apiVersion: operator.config.grove.io/v1alpha1
 kind: OperatorConfiguration
@@ -743,7 +768,8 @@ down() {
 		kill -KILL "$pid" 2>/dev/null || true
 	done
 	# Sandboxes' network namespaces, volumes, rootfs overlays: deepest first.
-	grep -o -e " $dir/[^ ]*" -e " $short_dir/[^ ]*" /proc/mounts | sort -ru | while read -r mount; do
+	# (grep finds none on a second down: under pipefail that would end it here.)
+	{ grep -o -e " $dir/[^ ]*" -e " $short_dir/[^ ]*" /proc/mounts || true; } | sort -ru | while read -r mount; do
 		umount "$mount" 2>/dev/null || umount -l "$mount" 2>/dev/null || true
 	done
 	# Nothing mounted is left under it (a volume there is a bind of the host's): only then remove it.
@@ -753,7 +779,8 @@ down() {
 	if ! ls /run/netns/mp-* >/dev/null 2>&1; then ip addr del "$NODE_PLANE_ADDRESS/32" dev lo 2>/dev/null || true; fi
 	local h
 	for h in /sys/fs/cgroup/*/; do
-		[[ -d "$h${cgroup_root#/}" ]] && find "$h${cgroup_root#/}" -depth -type d -exec rmdir {} + 2>/dev/null
+		[[ -d "$h${cgroup_root#/}" ]] || continue
+		find "$h${cgroup_root#/}" -depth -type d -exec rmdir {} + 2>/dev/null || true
 	done
 	rm -f "$dir/pids"
 	node_say "down"
@@ -781,6 +808,11 @@ images) images ;;
 up | down)
 	(($# == 3)) || { echo "usage: node.sh up|down NAME INDEX" >&2; exit 2; }
 	setup_node_vars "$2" "$3"
+	# A command that fails under set -e ends the script without a word (a
+	# kubectl error has no node in it): name it, unless a message said why
+	# already (a `return 1` after node_say).
+	node_action="$1"
+	trap 'rc=$?; ((rc == 0)) || [[ "$BASH_COMMAND" == return* ]] || node_say "node.sh $node_action stopped (status $rc) at: $BASH_COMMAND"' EXIT
 	"$1"
 	;;
 restart)
