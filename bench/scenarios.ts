@@ -3,7 +3,7 @@
 // remote status a workload cluster would report), and the status it wrote.
 // So the steady request is exactly what Crossplane sends once everything is up.
 
-import { LABEL_MODELCACHE, LABEL_SHARD, Ready, Status, type JsonObject, type RunFunctionResponse } from '#lib';
+import { LABEL_MODELCACHE, LABEL_SHARD, Ready, Status, composedManifest, type JsonObject, type RunFunctionResponse } from '#lib';
 import { RunFunctionRequest } from '#lib/sdk';
 import { HANDLERS } from '../test/support/handlers.js';
 import { composedAsStored, compositeAsStored, hydrationComposedBy, requiredAsStored, text } from './crossplane.js';
@@ -75,7 +75,7 @@ function observeAll(rsp: RunFunctionResponse): Resources {
   for (const [key, value] of Object.entries(rsp.desired?.resources ?? {})) {
     const resource = value.resource as JsonObject;
     const spec = resource['spec'] as JsonObject | undefined;
-    const manifest = (spec?.['forProvider'] as JsonObject | undefined)?.['manifest'] as JsonObject | undefined;
+    const manifest = composedManifest(resource);
     observed[key] = manifest
       ? observedObject(manifest, remoteStatus(manifest), spec ?? {})
       : { ...resource, status: { conditions: [{ type: 'Ready', status: 'True', reason: 'Available' }] } };

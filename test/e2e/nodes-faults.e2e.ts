@@ -20,7 +20,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName } from '#lib';
 import type { JsonObject } from '#lib';
 import { sha256, type Recorded } from '../support/fake-hub.js';
-import { hub, removeStory, repoFolder, setFaults, snapshotDir, volumeOnNode } from './hub/client.js';
+import { hub, removeStory, repoFolder, setFaults, snapshotDir, volumeOnNode, weightGets } from './hub/client.js';
 import {
   HUB_FILES,
   HUB_GATED_REPO,
@@ -29,6 +29,7 @@ import {
   HUB_RESTART_REPO,
   HUB_RESUME_REPO,
   HUB_TOKEN,
+  HUB_WEIGHTS,
   hubRevision,
 } from './hub/repo.js';
 import { REPO_ROOT } from '../support/server.js';
@@ -51,7 +52,6 @@ import {
 } from './plane.js';
 
 const NAMESPACE = 'e2e-node-faults';
-const WEIGHTS = 'model.safetensors';
 const COMMIT = hubRevision().commit;
 /** Four runs of a failing pod (backoffLimit 3, the kubelet's 10 s, 20 s, 40 s back-off) and the Job controller. */
 const WAIT = { timeoutMs: 300_000 };
@@ -138,7 +138,7 @@ describe.skipIf(!nodesPlane('nodes-faults.e2e.ts'))('real pods on real nodes: th
     await hub('reset', { method: 'POST' });
     // A revoked token (every token refused on the gated repository) and the weights served flipped (the public
     // repository's only: the stories beside this one download copies of their own).
-    await setFaults({ refuseToken: true, corrupt: WEIGHTS, repo: HUB_REPO });
+    await setFaults({ refuseToken: true, corrupt: HUB_WEIGHTS, repo: HUB_REPO });
     apply('control-plane', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
     apply('control-plane', ...WORKLOAD_CLUSTERS.map((cluster) => inferenceCluster(cluster, { 'modelplane.ai/node-faults': cluster })));
     for (const cluster of WORKLOAD_CLUSTERS) {
@@ -152,7 +152,7 @@ describe.skipIf(!nodesPlane('nodes-faults.e2e.ts'))('real pods on real nodes: th
 
     const expected: [Case, RegExp][] = [
       [REFUSED, /401|GatedRepo/],
-      [CORRUPT, new RegExp(`verification failed: ${WEIGHTS.replace('.', '\\.')}: sha256 [0-9a-f]{64}, the hub says [0-9a-f]{64}`)],
+      [CORRUPT, new RegExp(`verification failed: ${HUB_WEIGHTS.replace('.', '\\.')}: sha256 [0-9a-f]{64}, the hub says [0-9a-f]{64}`)],
       [TOO_SMALL, /more than sizeGiB 1 holds; ask for at least \d+/],
     ];
     for (const [c, words] of expected) {
@@ -187,7 +187,7 @@ describe.skipIf(!nodesPlane('nodes-faults.e2e.ts'))('real pods on real nodes: th
     await hub('reset', { method: 'POST' });
     // After 11 MiB: huggingface_hub writes what it reads in 10 MiB chunks, so a cut before the first
     // chunk is written leaves nothing to resume from (it starts again from byte 0, measured here).
-    await setFaults({ repo: HUB_RESUME_REPO, cut: { path: WEIGHTS, after: 11 * 1024 * 1024 } });
+    await setFaults({ repo: HUB_RESUME_REPO, cut: { path: HUB_WEIGHTS, after: 11 * 1024 * 1024 } });
     apply('control-plane', cacheOn(RESUMED));
     const hydration = await eventually(
       `${RESUMED.cache} Ready on ${RESUMED.cluster}`,
@@ -199,28 +199,23 @@ describe.skipIf(!nodesPlane('nodes-faults.e2e.ts'))('real pods on real nodes: th
     );
     expect(getIn(hydration, 'status', 'verified')).toBe(true);
     expect(getIn(hydration, 'status', 'commit')).toBe(COMMIT);
-    const weights = ((await hub('requests')) as Recorded[]).filter(
-      (r) => r.method === 'GET' && r.url === `/${HUB_RESUME_REPO}/resolve/${COMMIT}/${WEIGHTS}`,
-    );
+    const weights = await weightGets(HUB_RESUME_REPO, COMMIT);
     // The first GET was cut; the next asked for the rest, from the first 10 MiB chunk it had written.
     expect(weights.length).toBeGreaterThanOrEqual(2);
     expect(weights.map((r) => r.range ?? 'whole')).toContain(`bytes=${10 * 1024 * 1024}-`);
     // What landed on the node's disk is the hub's file, byte for byte.
     const { dir } = volumeOnNode(RESUMED.cluster, cacheNames(NAMESPACE, RESUMED.cache).pvc);
-    const file = join(snapshotDir(dir, HUB_RESUME_REPO, COMMIT), WEIGHTS);
-    expect(sha256(readFileSync(file))).toBe(sha256(HUB_FILES.find((f) => f.path === WEIGHTS)!.content));
+    const file = join(snapshotDir(dir, HUB_RESUME_REPO, COMMIT), HUB_WEIGHTS);
+    expect(sha256(readFileSync(file))).toBe(sha256(HUB_FILES.find((f) => f.path === HUB_WEIGHTS)!.content));
   });
 
   it('loses nothing when the node’s kubelet and containerd restart mid-download', async () => {
     await hub('reset', { method: 'POST' });
     // The weights trickle (16 KiB every 100 ms: about 77 s), so both restarts land mid-download.
-    await setFaults({ repo: HUB_RESTART_REPO, slow: { path: WEIGHTS, delayMs: 100 } });
+    await setFaults({ repo: HUB_RESTART_REPO, slow: { path: HUB_WEIGHTS, delayMs: 100 } });
     apply('control-plane', cacheOn(RESTARTED));
     const names = cacheNames(NAMESPACE, RESTARTED.cache);
-    const weightsGets = async (): Promise<Recorded[]> =>
-      ((await hub('requests')) as Recorded[]).filter(
-        (r) => r.method === 'GET' && r.url === `/${HUB_RESTART_REPO}/resolve/${COMMIT}/${WEIGHTS}`,
-      );
+    const weightsGets = (): Promise<Recorded[]> => weightGets(HUB_RESTART_REPO, COMMIT);
     await eventually('the weights downloading on cluster-c', async () => (await weightsGets()).length === 1, WAIT);
     const podBefore = list(RESTARTED.cluster, 'pods', REMOTE_NAMESPACE, `job-name=${names.job}`);
     const pvcBefore = getString(getObject(RESTARTED.cluster, 'pvc', names.pvc, REMOTE_NAMESPACE), 'metadata', 'uid');

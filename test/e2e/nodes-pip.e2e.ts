@@ -27,8 +27,8 @@ import {
 } from '#lib';
 import type { JsonObject } from '#lib';
 import { HUGGINGFACE_HUB_VERSION, artifactOf, hubMarker } from '../../functions/compose-model-cache-hydration/src/huggingface.js';
-import { sha256, type Recorded } from '../support/fake-hub.js';
-import { cacheStaged, hub, removeStory, snapshotDir, volumeOnNode } from './hub/client.js';
+import { sha256 } from '../support/fake-hub.js';
+import { cacheStaged, removeStory, snapshotDir, volumeOnNode, weightGets } from './hub/client.js';
 import { HUB_FILES, HUB_PIP_REPO, hubRevision } from './hub/repo.js';
 import {
   PYPI_INDEX_URL,
@@ -135,10 +135,7 @@ describe.skipIf(!nodesPlane('nodes-pip.e2e.ts'))(
 
     it('downloaded from the hub, and the cache is Ready on the cluster', async () => {
       // The history (since the hub started): a story in the other lane may reset the requests.
-      const requests = (await hub('history')) as Recorded[];
-      expect(
-        requests.filter((r) => r.method === 'GET' && r.url === `/${HUB_PIP_REPO}/resolve/${COMMIT}/model.safetensors`),
-      ).not.toHaveLength(0);
+      expect(await weightGets(HUB_PIP_REPO, COMMIT, 'history')).not.toHaveLength(0);
       const cache = await cacheStaged(NAMESPACE, CACHE, WAIT);
       expect(getIn(cache, 'status', 'summary', 'ready')).toBe('1/1');
       const [entry] = asArray(getIn(cache, 'status', 'clusters')).filter(isObject);

@@ -20,8 +20,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CACHE_MOUNT_PATH, REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject } from '#lib';
 import type { JsonObject } from '#lib';
-import { sha256, type Recorded } from '../support/fake-hub.js';
-import { hub, setFaults, snapshotDir, volumeOnNode } from './hub/client.js';
+import { sha256 } from '../support/fake-hub.js';
+import { hub, setFaults, snapshotDir, volumeOnNode, weightGets } from './hub/client.js';
 import {
   ENGINE_TEST_TIMEOUT,
   ENGINE_WAIT as WAIT,
@@ -39,7 +39,7 @@ import {
   standinPods,
   standinReplica,
 } from './hub/engine.js';
-import { HUB_REPO, hubRevision } from './hub/repo.js';
+import { HUB_REPO, HUB_WEIGHTS, hubRevision } from './hub/repo.js';
 import { apply, clusterEntry, condition, engineDeployments, eventually, getObject, kubectlOk, reasonOf, nodesPlane } from './plane.js';
 
 const NAMESPACE = 'e2e-node-serving';
@@ -47,7 +47,6 @@ const CACHE = 'served';
 const REPLICA = 'served-chat';
 const CLUSTER = 'cluster-a';
 const COMMIT = hubRevision().commit;
-const WEIGHTS = 'model.safetensors';
 const LABEL = 'modelplane.ai/node-serving';
 const CLAIM = cacheNames(NAMESPACE, CACHE).pvc;
 
@@ -55,8 +54,7 @@ const CLAIM = cacheNames(NAMESPACE, CACHE).pvc;
 const entry = (): JsonObject | undefined => clusterEntry(getObject('control-plane', 'modelcache', CACHE, NAMESPACE), CLUSTER);
 
 /** The hub's GETs of the weights so far (a download asks for them at least once). */
-const weightGets = async (): Promise<number> =>
-  ((await hub('requests')) as Recorded[]).filter((r) => r.method === 'GET' && r.url === `/${HUB_REPO}/resolve/${COMMIT}/${WEIGHTS}`).length;
+const weightGetCount = async (): Promise<number> => (await weightGets(HUB_REPO, COMMIT)).length;
 
 const hydration = (): JsonObject | undefined =>
   getObject('control-plane', 'modelcachehydration', hydrationName(NAMESPACE, CACHE, CLUSTER), NAMESPACE);
@@ -94,7 +92,7 @@ describe.skipIf(!nodesPlane('nodes-serving.e2e.ts'))(
     it('starts no engine before the cache is Ready on the cluster', async () => {
       await hub('reset', { method: 'POST' });
       // The weights trickle (about 40 s), so the replica waits on a cache that is really on its way.
-      await setFaults({ repo: HUB_REPO, slow: { path: WEIGHTS, delayMs: 50 } });
+      await setFaults({ repo: HUB_REPO, slow: { path: HUB_WEIGHTS, delayMs: 50 } });
       openStory(NAMESPACE, CLUSTER, LABEL);
       apply('control-plane', hubCache(NAMESPACE, CACHE, LABEL));
       apply('control-plane', standinReplica(NAMESPACE, REPLICA, CLUSTER, CACHE, VLLM_ARGS));
@@ -151,7 +149,7 @@ describe.skipIf(!nodesPlane('nodes-serving.e2e.ts'))(
       const before = whatExists();
       expect(before.files).toEqual(HUB_FILE_SHAS);
       expect(before.pods.map((p) => [p.ready, p.restarts])).toEqual([['True', [0]]]);
-      const downloads = await weightGets();
+      const downloads = await weightGetCount();
 
       // Deselected while the replica runs there: retained, as it was.
       kubectlOk('control-plane', ['label', 'inferencecluster', CLUSTER, `${LABEL}=no`, '--overwrite']);
@@ -181,7 +179,7 @@ describe.skipIf(!nodesPlane('nodes-serving.e2e.ts'))(
       );
       expect(reasonOf(replicaOf(NAMESPACE, REPLICA), 'ModelReady')).toBe('Serving');
       expect(whatExists()).toEqual(before);
-      expect(await weightGets(), 'the weights asked for again').toBe(downloads);
+      expect(await weightGetCount(), 'the weights asked for again').toBe(downloads);
     });
   },
 );

@@ -27,7 +27,7 @@ import {
 import type { JsonObject } from '#lib';
 import { artifactOf, hubMarker } from '../../functions/compose-model-cache-hydration/src/huggingface.js';
 import { sha256, type Recorded } from '../support/fake-hub.js';
-import { cacheStaged, hub, removeStory, snapshotDir, volumeOnNode } from './hub/client.js';
+import { cacheStaged, hub, removeStory, snapshotDir, volumeOnNode, weightGets } from './hub/client.js';
 import { HUB_FILES, HUB_GATED_REPO, HUB_TOKEN, hubRevision } from './hub/repo.js';
 import {
   E2E_HF_TOKEN,
@@ -204,7 +204,7 @@ describe.skipIf(!nodesPlane('nodes.e2e.ts'))('real pods on real nodes: a gated H
 
   it('downloaded from the hub with the token, through hfEndpoint', async () => {
     const requests = (await hub('requests')) as Recorded[];
-    const weights = requests.filter((r) => r.method === 'GET' && r.url === `/${HUB_GATED_REPO}/resolve/${COMMIT}/model.safetensors`);
+    const weights = await weightGets(HUB_GATED_REPO, COMMIT);
     // One download per cluster (a retried pod would download again: at least two).
     expect(weights.length).toBeGreaterThanOrEqual(STAGED.length);
     expect(requests.filter((r) => r.url.startsWith(`/api/models/${HUB_GATED_REPO}`) || r.url.includes('/resolve/'))).not.toHaveLength(0);

@@ -10,7 +10,7 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { REMOTE_NAMESPACE, asArray, cacheNames, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
+import { REMOTE_NAMESPACE, asArray, cacheNames, composedManifest, getIn, getString, hydrationName, isObject, type JsonObject } from '#lib';
 import {
   clusterEntry,
   apply,
@@ -134,9 +134,7 @@ describe.skipIf(!standInPlane('safety.e2e.ts'))('lifecycle safety on a real cont
     // Attempts spent: the Job is no longer desired. Once its TTL removes it, nothing creates it again.
     kubelet('cluster-a', 'expire-job', flaky.job);
     await eventually('the Job Object dropped', () =>
-      list('control-plane', 'objects.kubernetes.m.crossplane.io', NAMESPACE).every(
-        (o) => getString(o, 'spec', 'forProvider', 'manifest', 'kind') !== 'Job',
-      ),
+      list('control-plane', 'objects.kubernetes.m.crossplane.io', NAMESPACE).every((o) => getString(composedManifest(o), 'kind') !== 'Job'),
     );
     await sleep(15_000); // three provider polls, three XR polls
     expect(remoteJob(), 'a Job was created again after the last attempt').toBeUndefined();

@@ -27,6 +27,7 @@ import {
   WORKLOAD_NAMESPACE_ENV,
   asArray,
   cacheNames,
+  composedManifest,
   getIn,
   getString,
   isObject,
@@ -156,7 +157,7 @@ describe.skipIf(!nodesPlane('settings.e2e.ts'))('settings on a real control plan
       expect(getObject('cluster-a', 'pvc', mirrored.pvc, REMOTE_NAMESPACE)).toBeUndefined();
       expect(getObject('cluster-a', 'job', mirrored.job, REMOTE_NAMESPACE)).toBeUndefined();
 
-      const namespaceObject = objectsOf('mirrored').find((o) => getString(o, 'spec', 'forProvider', 'manifest', 'kind') === 'Namespace');
+      const namespaceObject = objectsOf('mirrored').find((o) => getString(composedManifest(o), 'kind') === 'Namespace');
       const policies = asArray(getIn(namespaceObject, 'spec', 'managementPolicies'));
       expect(policies).toEqual([...NAMESPACE_POLICIES]);
       expect(policies).not.toContain('Delete');
@@ -233,7 +234,7 @@ describe.skipIf(!nodesPlane('settings.e2e.ts'))('settings on a real control plan
     expect(getIn(still, 'metadata', 'deletionTimestamp')).toBeUndefined();
     expect(getObject('cluster-a', 'pvc', legacy.pvc, TEAM), 'no second claim in the team namespace').toBeUndefined();
     for (const object of objectsOf('legacy')) {
-      expect(getString(object, 'spec', 'forProvider', 'manifest', 'metadata', 'namespace')).toBe(REMOTE_NAMESPACE);
+      expect(getString(composedManifest(object), 'metadata', 'namespace')).toBe(REMOTE_NAMESPACE);
     }
     expect(reasonOf(xr('legacy'), 'ArtifactReady')).not.toBe('HydrationFailed');
   });

@@ -34,6 +34,7 @@ import {
   REMOTE_NAMESPACE,
   asArray,
   cacheNames,
+  composedManifest,
   getIn,
   getObject,
   getString,
@@ -50,7 +51,7 @@ import { sha256 } from '../support/fake-hub.js';
 import { asShown, checkOrUpdate } from './excerpts.js';
 import { clusterClients, hub, setFaults, snapshotDir, volumeOnNode } from './hub/client.js';
 import { HUB_FILE_SHAS, engineFiles, joinPool, leavePool, nodeOf, readShas } from './hub/engine.js';
-import { HUB_FILES, HUB_WALKTHROUGH_REPO, hubRevision } from './hub/repo.js';
+import { HUB_FILES, HUB_WALKTHROUGH_REPO, HUB_WEIGHTS, hubRevision } from './hub/repo.js';
 import {
   type ApiServer,
   clusterEntry,
@@ -89,9 +90,8 @@ const USAGES = 'usages.protection.crossplane.io';
 const WORKLOAD_KINDS =
   'jobs,persistentvolumeclaims,secrets,configmaps,deployments,services,serviceaccounts,roles,rolebindings,resourceclaimtemplates,inferencepools,httproutes';
 /** The file the hub holds back while a step looks at a download in flight, and what comes before it. */
-const WEIGHTS = 'model.safetensors';
 /** hydrate.py downloads the files in name order: these are on the claim while the weights are held. */
-const BEFORE_WEIGHTS = HUB_FILES.filter((f) => f.path < WEIGHTS);
+const BEFORE_WEIGHTS = HUB_FILES.filter((f) => f.path < HUB_WEIGHTS);
 const BEFORE_WEIGHTS_BYTES = BEFORE_WEIGHTS.reduce((sum, f) => sum + f.content.length, 0);
 /** A cache's entry for a cluster whose Job's pod waits at the held weights, the files before them on the claim. */
 const atTheWeights = (entry: JsonObject | undefined): boolean =>
@@ -198,7 +198,7 @@ function asApplied(xr: JsonObject | undefined): JsonObject {
   };
 }
 
-const manifest = (object: JsonObject): JsonObject => getObject(object, 'spec', 'forProvider', 'manifest') ?? {};
+const manifest = (object: JsonObject): JsonObject => composedManifest(object) ?? {};
 
 /** What provider-kubernetes reports about an Object: the remote object's status and the Object's conditions. */
 function objectStatus(object: JsonObject): JsonObject {
@@ -348,7 +348,7 @@ function podRetried(pod: JsonObject | undefined): JsonObject {
 function faults(options: { hold: boolean; refuse: boolean }): Promise<unknown> {
   return setFaults({
     repo: HUB_WALKTHROUGH_REPO,
-    ...(options.hold ? { hold: WEIGHTS } : {}),
+    ...(options.hold ? { hold: HUB_WEIGHTS } : {}),
     ...(options.refuse ? { refuseFrom: clusterClients(WORKLOAD[US_WEST]) } : {}),
   });
 }

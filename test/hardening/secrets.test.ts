@@ -8,7 +8,7 @@
 // which holds both in clear.
 
 import { describe, expect, it } from 'vitest';
-import { secretForms, type JsonObject } from '#lib';
+import { composedManifest, secretForms, type JsonObject } from '#lib';
 import { FUNCTION_NAMES, functionClient, parseLine, type FunctionName, type TestRequest, type TestResponse } from '#testing';
 import { legacyObjects, seedsFor } from './support/seeds.js';
 import { serveEveryFunction } from './support/servers.js';
@@ -80,8 +80,7 @@ const xrSpec = (req: TestRequest): JsonObject => req.observed!.composite!.resour
 function withoutWorkloadSecretData(rsp: TestResponse): { rest: TestResponse; data: JsonObject | undefined } {
   const rest = structuredClone(rsp);
   const auth = rest.desired?.resources['auth']?.resource;
-  const manifest = ((auth?.['spec'] as JsonObject | undefined)?.['forProvider'] as JsonObject | undefined)?.['manifest'] as
-    JsonObject | undefined;
+  const manifest = composedManifest(auth);
   if (manifest?.['kind'] !== 'Secret') return { rest, data: undefined };
   const data = manifest['data'] as JsonObject | undefined;
   delete manifest['data'];

@@ -1,7 +1,7 @@
 // Building blocks for requests: XRs, observed provider-kubernetes Objects,
 // InferenceClusters, and checks every response must pass.
 
-import type { JsonObject } from '#lib';
+import { composedManifest, type JsonObject } from '#lib';
 import type { TestRequest, TestResource, TestResponse } from './protocol.js';
 
 export function resource(body: JsonObject, ready?: TestResource['ready']): TestResource {
@@ -91,9 +91,7 @@ export function desiredResources(rsp: TestResponse): Record<string, JsonObject> 
 
 /** The remote manifest inside a desired provider-kubernetes Object. */
 export function manifestOf(object: JsonObject | undefined): JsonObject {
-  const spec = object?.['spec'] as JsonObject | undefined;
-  const forProvider = spec?.['forProvider'] as JsonObject | undefined;
-  return (forProvider?.['manifest'] as JsonObject | undefined) ?? {};
+  return composedManifest(object) ?? {};
 }
 
 export function compositeStatus(rsp: TestResponse): JsonObject {

@@ -166,6 +166,16 @@ stop_pid() {
 	kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
 }
 
+# stop_started SAY: every process `start` recorded, in reverse order of start
+# (the controllers before the API servers, etcd last); SAY (echo, a logger)
+# is told "stopped NAME" for each that was running.
+stop_started() {
+	local pid name
+	tac "$state/pids" | while read -r pid name; do
+		if stop_pid "$pid"; then "$@" "stopped $name"; fi
+	done
+}
+
 any_running() {
 	local pid name
 	while read -r pid name; do

@@ -16,10 +16,7 @@ for i in "${!WORKLOAD_CLUSTERS[@]}"; do
 	NODE_API_PORT="${WORKLOAD_PORTS[$i]}" NODE_CERTS="$state/certs" NODE_REGISTRY_PORT="$REGISTRY_PORT" \
 		bash "$(dirname "${BASH_SOURCE[0]}")/node.sh" down "${WORKLOAD_CLUSTERS[$i]}" "$i" || true
 done
-# Stop in reverse order of start: the controllers before the API servers, etcd last.
-tac "$state/pids" | while read -r pid name; do
-	if stop_pid "$pid"; then echo "stopped $name"; fi
-done
+stop_started echo
 if [[ "${1:-}" == --keep-state ]]; then
 	rm -f "$state/pids"
 	echo "Kept $state (logs and kubeconfigs)."

@@ -50,10 +50,7 @@ stop_all() {
 		NODE_API_PORT=$((CHECK_API_PORT + i)) bash "$here/node.sh" down "${CHECK_CLUSTERS[$i]}" "${CHECK_INDICES[$i]}" || true
 	done
 	if [[ -f "$state/pids" ]]; then
-		local pid name
-		tac "$state/pids" | while read -r pid name; do
-			if stop_pid "$pid"; then say "stopped $name"; fi
-		done
+		stop_started say
 		rm -f "$state/pids"
 	fi
 }

@@ -4,9 +4,9 @@
 
 import { join } from 'node:path';
 import { REMOTE_NAMESPACE, getIn, getString, type JsonObject } from '#lib';
-import type { Faults } from '../../support/fake-hub.js';
+import type { Faults, Recorded } from '../../support/fake-hub.js';
 import { WORKLOAD_CLUSTERS, eventually, getObject, kubectl, list, ofStory, reasonOf, type ApiServer } from '../plane.js';
-import { HUB_PORT } from './repo.js';
+import { HUB_PORT, HUB_WEIGHTS } from './repo.js';
 
 /**
  * The controls of the hub at `base`: `hub` calls one (GET requests since the last reset, GET history since the start,
@@ -26,6 +26,15 @@ export function hubControls(base: string): {
 
 /** The plane's hub (main.ts). */
 export const { hub, setFaults } = hubControls(`http://127.0.0.1:${HUB_PORT}`);
+
+/**
+ * The hub's GETs of `repo`'s weights at `commit`: since the last reset (`requests`), or since the hub started
+ * (`history`, which a reset by a story of the other lane leaves).
+ */
+export async function weightGets(repo: string, commit: string, since: 'requests' | 'history' = 'requests'): Promise<Recorded[]> {
+  const recorded = (await hub(since)) as Recorded[];
+  return recorded.filter((r) => r.method === 'GET' && r.url === `/${repo}/resolve/${commit}/${HUB_WEIGHTS}`);
+}
 
 /**
  * The addresses a workload cluster's pods reach the hub from, as prefixes (faults.refuseFrom): their node's (the

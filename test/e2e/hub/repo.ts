@@ -33,6 +33,8 @@ export const HUB_LARGE_REPO = 'modelplane-e2e/too-large';
 export const HUB_TOKEN = 'hf_e2e_not_a_real_token';
 /** Where the plane's hub listens (common.sh HUB_PORT). */
 export const HUB_PORT = 15080;
+/** The repositories' weights: the one file over the LFS threshold, the one the download stories cut, slow or corrupt. */
+export const HUB_WEIGHTS = 'model.safetensors';
 
 /** A safetensors file holding one F32 tensor of `elements` values. */
 function safetensors(name: string, elements: number): Buffer {
@@ -79,7 +81,7 @@ export const HUB_FILES: FakeFile[] = [
     }),
   },
   { path: 'tokenizer_config.json', content: json({ bos_token: '<s>', eos_token: '</s>', unk_token: '[UNK]', model_max_length: 2048 }) },
-  { path: 'model.safetensors', content: safetensors('embed_tokens.weight', 3 * 1024 * 1024), lfs: true },
+  { path: HUB_WEIGHTS, content: safetensors('embed_tokens.weight', 3 * 1024 * 1024), lfs: true },
 ];
 
 const LARGE_FILES: FakeFile[] = [

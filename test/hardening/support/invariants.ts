@@ -99,7 +99,7 @@ export function badNames(req: TestRequest, resources: Record<string, JsonObject>
     }
     const manifest = manifestOf(object);
     const remote = stringAt(manifest, 'metadata', 'name');
-    if (remote === undefined || remote === stringAt(observed, 'spec', 'forProvider', 'manifest', 'metadata', 'name')) continue;
+    if (remote === undefined || remote === stringAt(manifestOf(observed), 'metadata', 'name')) continue;
     const kind = typeof manifest['kind'] === 'string' ? manifest['kind'] : '';
     const policies = managementPolicies(object);
     const observeOnly = policies.length === 1 && policies[0] === 'Observe';
